@@ -1,0 +1,19 @@
+# Two set-up commands for a fresh machine (see README):
+#   make demo   installs the suite and runs the main job on the offline default
+#   make test   installs the suite with its test dependencies and runs the tests
+PYTHON ?= python3
+PIP ?= $(PYTHON) -m pip
+
+.PHONY: install install-test demo test
+
+install:
+	$(PIP) install -q -e .
+
+install-test:
+	$(PIP) install -q -e '.[test]'
+
+demo: install
+	bench run --profile cpu --defense raw,lightsplit-f --cr 8,16,32 --seeds 0 --out results/demo
+
+test: install-test
+	$(PYTHON) -m pytest tests

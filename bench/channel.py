@@ -1,0 +1,35 @@
+"""The channel between client and server: counts the bytes of every tensor that crosses it."""
+from __future__ import annotations
+
+from collections import defaultdict
+
+from torch import Tensor
+
+from defenses.payload import nbytes
+
+UP, DOWN = "up", "down"
+
+
+class Channel:
+    """Byte counter per (link, direction).
+
+    Links: ``"cut"`` (head ↔ backbone: payload up, its gradient down) and ``"tail"`` (backbone ↔
+    tail in U-shaped SL: backbone output down, its gradient up).
+    """
+
+    def __init__(self) -> None:
+        self.bytes: dict[tuple[str, str], int] = defaultdict(int)
+        self.samples = 0
+
+    def send(self, link: str, direction: str, *tensors: Tensor) -> None:
+        self.bytes[(link, direction)] += nbytes(tensors)
+
+    def count_samples(self, n: int) -> None:
+        self.samples += n
+
+    def per_sample(self, link: str, direction: str) -> float:
+        return self.bytes[(link, direction)] / max(self.samples, 1)
+
+    def reset(self) -> None:
+        self.bytes.clear()
+        self.samples = 0

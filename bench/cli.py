@@ -1,0 +1,170 @@
+"""The ``bench`` command line: ``bench run``, ``bench list``.
+
+Every usage error prints one line, ``error: ...``, exits with status 2 and writes nothing.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from bench.grid import GridError, GridSpec, expand
+
+
+class BenchGroup(click.Group):
+    """A click group whose usage errors are one line and exit 2."""
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        except (GridError, FileNotFoundError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+
+def _split(kind: type, value: str, option: str) -> tuple:
+    items = [v.strip() for v in value.split(",") if v.strip()] if value else []
+    try:
+        return tuple(kind(v) for v in items)
+    except ValueError:
+        raise click.BadParameter(f"cannot read '{value}' as a list of {kind.__name__}", param_hint=option) from None
+
+
+@click.group(cls=BenchGroup)
+@click.option("--plugin", "plugins", multiple=True, type=click.Path(), help="Python file registering extra entries.")
+def main(plugins: tuple[str, ...]) -> None:
+    """A benchmark suite for privacy at the split-learning cut layer."""
+    import attacks  # noqa: F401  (registration)
+    import bench.data  # noqa: F401
+    import defenses  # noqa: F401
+    import victims  # noqa: F401
+    from bench.registry import load_plugin
+
+    for plugin in plugins:
+        load_plugin(plugin)
+
+
+@main.command("list")
+def list_command() -> None:
+    """Print every registry: datasets, victims and cuts, defenses and their knobs, attacks, profiles."""
+    from attacks import ATTACKS
+    from bench.data import DATASETS
+    from bench.profiles import PROFILES
+    from defenses import DEFENSES, PAYLOAD_TRANSFORMS
+    from victims import VICTIMS
+
+    click.echo("datasets:   " + ", ".join(DATASETS.names()))
+    click.echo("victims:")
+    for name in VICTIMS.names():
+        victim = VICTIMS.get(name)
+        cuts = ", ".join(f"{c} {'x'.join(map(str, s))}" for c, s in victim.cuts.items())
+        click.echo(f"  {name:<12} cuts: {cuts} (default {victim.default_cut})")
+    click.echo("defenses:")
+    for name in DEFENSES.names():
+        knobs = ", ".join(DEFENSES.get(name).knobs) or "-"
+        click.echo(f"  {name:<14} knobs: {knobs}")
+    for name in PAYLOAD_TRANSFORMS.names():
+        knobs = ", ".join(PAYLOAD_TRANSFORMS.get(name).knobs)
+        click.echo(f"  {name:<14} knobs: {knobs}  (alone = raw+{name}; composes: <defense>+{name})")
+    click.echo("attacks:    " + (", ".join(ATTACKS.names()) or "(none registered)"))
+    click.echo("profiles:   " + ", ".join(PROFILES))
+
+
+@main.command("run")
+@click.option("--dataset", default="auto", show_default=True, help="Comma list; 'auto' = offline MNIST if present, else digits.")
+@click.option("--victim", default=None, help="Victim model (default: the dataset's usual victim).")
+@click.option("--cut", default=None, help="Cut name (default: the victim's default cut).")
+@click.option("--defense", default="raw,lightsplit-f", show_default=True)
+@click.option("--attack", default="none", show_default=True)
+@click.option("--cr", default="8,16,32", show_default=True, help="Compression ratios d/k.")
+@click.option("--sigma", default="0.02", show_default=True, help="DP noise multipliers.")
+@click.option("--tile", default="2", show_default=True, help="Block-local tile sides.")
+@click.option("--liftback-width", default="512", show_default=True, help="LightSplit-L hidden widths.")
+@click.option("--lambda-wcc", default="0", show_default=True, help="WCC weights.")
+@click.option("--seeds", default="0", show_default=True)
+@click.option("--profile", default="cpu", show_default=True)
+@click.option("--protocol", default="ushaped", show_default=True, help="ushaped | vanilla")
+@click.option("--heads", default="sch", show_default=True, help="sch (shared head) | pch (per-client heads)")
+@click.option("--partition", default="iid", show_default=True, help="iid | dirichlet")
+@click.option("--alpha", type=float, default=None, help="Dirichlet concentration.")
+@click.option("--clients", type=int, default=1, show_default=True)
+@click.option("--out", default="results/latest", show_default=True, type=click.Path(file_okay=False))
+@click.option("--data-root", default=None, help="Data folder (else $BENCH_DATA_ROOT, else the cache folder).")
+@click.option("--download/--no-download", default=True, show_default=True, help="Download missing data when a network exists.")
+@click.option("--quiet", is_flag=True, help="No progress bar or table.")
+def run_command(**opts) -> None:
+    """Train every cell of the grid and store one record per cell."""
+    from bench.data.root import MissingDataError
+    from bench.report_console import print_utility_table
+    from bench.runner import RunContext, run_grid
+    from bench.store import ResultStore
+    from bench.data.autodetect import resolve_datasets
+
+    data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
+    spec = GridSpec(
+        datasets=datasets,
+        defenses=_split(str, opts["defense"], "--defense"),
+        seeds=_split(int, opts["seeds"], "--seeds"),
+        profile=opts["profile"],
+        victim=opts["victim"],
+        cut=opts["cut"],
+        crs=_split(float, opts["cr"], "--cr"),
+        sigmas=_split(float, opts["sigma"], "--sigma"),
+        tiles=_split(int, opts["tile"], "--tile"),
+        widths=_split(int, opts["liftback_width"], "--liftback-width"),
+        lambda_wccs=_split(float, opts["lambda_wcc"], "--lambda-wcc"),
+        attacks=_split(str, opts["attack"], "--attack"),
+        protocol=opts["protocol"],
+        heads=opts["heads"],
+        partition=opts["partition"],
+        alpha=opts["alpha"],
+        clients=opts["clients"],
+    )
+    cells = expand(spec)
+    ctx = RunContext(data_root=data_root, download=opts["download"], cache_dir=Path(opts["out"]) / "checkpoints")
+    try:  # load every dataset before the first cell, so missing data fails before anything is written
+        for dataset in spec.datasets:
+            ctx.data(dataset, spec.profile)
+    except MissingDataError as err:
+        raise GridError(str(err)) from None
+    store = ResultStore(Path(opts["out"]))
+    summary = _run_with_progress(cells, store, ctx, quiet=opts["quiet"])
+    if not opts["quiet"]:
+        print_utility_table(store.collect(), cells)
+    click.echo(
+        f"{summary.ran} cells run, {summary.skipped} already stored, {len(summary.failed)} failed; "
+        f"results in {store.root}/results.parquet"
+    )
+    if summary.failed:
+        sys.exit(1)
+
+
+def _run_with_progress(cells, store, ctx, *, quiet: bool):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from bench.runner import run_grid
+
+    if quiet:
+        return run_grid(cells, store=store, ctx=ctx)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=False) as progress:
+        task = progress.add_task("cells", total=len(cells))
+
+        def done(cell, status):
+            progress.update(task, advance=1, description=f"{cell.defense} cr={cell.cr} seed={cell.seed}: {status}")
+
+        return run_grid(cells, store=store, ctx=ctx, on_cell_done=done)
+
+
+if __name__ == "__main__":
+    main()

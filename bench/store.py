@@ -1,0 +1,162 @@
+"""The result store: one JSON record per cell, written atomically, collected into one tidy table.
+
+Layout under the output folder::
+
+    cells/<cell_id>.json    one record per cell (status, rows, provenance, traceback if failed)
+    results.parquet         every record's rows, one row per (cell, metric)
+    results.csv             the same table as CSV
+"""
+from __future__ import annotations
+
+import json
+import math
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import pandas as pd
+
+from bench.cell import Cell
+
+OK, FAILED = "ok", "failed"
+
+
+@dataclass
+class CellRecord:
+    """Everything stored about one cell."""
+
+    cell: Cell
+    status: str
+    metrics: dict[str, float | None] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    provenance: dict[str, str] = field(default_factory=dict)
+    wall_seconds: float = 0.0
+    error: str | None = None
+
+    def to_json(self) -> dict:
+        return {
+            "cell_id": self.cell.id,
+            "victim_key": self.cell.victim_key,
+            "cell": self.cell.as_dict(),
+            "status": self.status,
+            "metrics": {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in self.metrics.items()},
+            "notes": self.notes,
+            "provenance": self.provenance,
+            "wall_seconds": self.wall_seconds,
+            "error": self.error,
+        }
+
+    @staticmethod
+    def from_json(data: dict) -> "CellRecord":
+        return CellRecord(
+            cell=Cell(**data["cell"]),
+            status=data["status"],
+            metrics=data.get("metrics", {}),
+            notes=data.get("notes", {}),
+            provenance=data.get("provenance", {}),
+            wall_seconds=data.get("wall_seconds", 0.0),
+            error=data.get("error"),
+        )
+
+
+def atomic_write_text(path: Path, text: str) -> None:
+    """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "w") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class ResultStore:
+    """Per-cell records under ``root/cells`` and the collected table."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.cells_dir = self.root / "cells"
+
+    def path_of(self, cell: Cell) -> Path:
+        return self.cells_dir / f"{cell.id}.json"
+
+    def load(self, cell: Cell) -> CellRecord | None:
+        path = self.path_of(cell)
+        if not path.exists():
+            return None
+        return CellRecord.from_json(json.loads(path.read_text()))
+
+    def is_done(self, cell: Cell) -> bool:
+        """A cell counts as done only with a successful record; failed cells are retried."""
+        record = self.load(cell)
+        return record is not None and record.status == OK
+
+    def write(self, record: CellRecord) -> None:
+        atomic_write_text(self.path_of(record.cell), json.dumps(record.to_json(), indent=1, sort_keys=True))
+
+    def records(self) -> list[CellRecord]:
+        if not self.cells_dir.exists():
+            return []
+        return [CellRecord.from_json(json.loads(p.read_text())) for p in sorted(self.cells_dir.glob("*.json"))]
+
+    def table(self) -> pd.DataFrame:
+        """The tidy table: one row per (cell, metric); a failed cell is one row with its error."""
+        return records_to_table(self.records())
+
+    def collect(self) -> pd.DataFrame:
+        """Write ``results.parquet`` and ``results.csv`` (atomically) and return the table."""
+        from bench.derived import add_derived_metrics
+
+        table = add_derived_metrics(self.table())
+        self.root.mkdir(parents=True, exist_ok=True)
+        for name, writer in (("results.parquet", _to_parquet), ("results.csv", _to_csv)):
+            fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{name}.", suffix=".tmp")
+            os.close(fd)
+            try:
+                writer(table, tmp)
+                os.replace(tmp, self.root / name)
+            except BaseException:
+                Path(tmp).unlink(missing_ok=True)
+                raise
+        return table
+
+
+def _to_parquet(table: pd.DataFrame, path: str) -> None:
+    table.to_parquet(path, index=False)
+
+
+def _to_csv(table: pd.DataFrame, path: str) -> None:
+    table.to_csv(path, index=False)
+
+
+COLUMNS = Cell.field_names() + [
+    "cell_id", "victim_key", "raw_cell_id", "metric", "value", "note", "status", "error", "wall_seconds",
+]
+
+
+def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
+    rows = []
+    for rec in records:
+        base = {
+            **rec.cell.as_dict(), "cell_id": rec.cell.id, "victim_key": rec.cell.victim_key,
+            "raw_cell_id": rec.cell.matched_raw().id,
+        }
+        common = {"status": rec.status, "wall_seconds": rec.wall_seconds, **rec.provenance}
+        if rec.status != OK:
+            rows.append({**base, "metric": None, "value": float("nan"), "error": rec.error, **common})
+            continue
+        for metric, value in rec.metrics.items():
+            rows.append({
+                **base, "metric": metric, "value": float("nan") if value is None else float(value),
+                "note": rec.notes.get(metric), **common,
+            })
+    table = pd.DataFrame(rows)
+    if table.empty:
+        return pd.DataFrame(columns=COLUMNS)
+    ordered = [c for c in COLUMNS if c in table.columns]
+    return table[ordered + [c for c in table.columns if c not in ordered]]

@@ -1,0 +1,112 @@
+"""The Defense interface and the registries of defenses and payload transforms.
+
+A defense sits at the cut: ``encode`` runs on the client and produces the payload that crosses the
+wire, ``decode`` runs on the server and returns a tensor of the cut shape for the backbone. Its
+trainable parameters live in two submodules, ``client_side`` and ``server_side``, so each party's
+optimizer and each attacker's knowledge are explicit.
+"""
+from __future__ import annotations
+
+import math
+from typing import ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from bench.registry import Registry
+from defenses.payload import Payload, nbytes, values_of, wire_tensors
+
+
+class DefenseConfigError(ValueError):
+    """A defense parameter that cannot be realised at this cut (one-line message)."""
+
+
+class Defense(nn.Module):
+    """Base class of every cut-layer defense.
+
+    Subclasses declare ``knobs``: the cell parameters they read (``cr``, ``sigma``, ``tile``,
+    ``width``), so the grid crosses only those.
+
+    Args:
+        cut_shape: per-sample shape of the cut activation ``z``.
+        seed: seed of any fixed randomness (e.g. the projection matrix).
+    """
+
+    knobs: ClassVar[tuple[str, ...]] = ()
+
+    def __init__(self, *, cut_shape: tuple[int, ...], seed: int = 0) -> None:
+        super().__init__()
+        self.cut_shape = tuple(cut_shape)
+        self.seed = seed
+        self.client_side = nn.Module()
+        self.server_side = nn.Module()
+
+    @property
+    def d(self) -> int:
+        return math.prod(self.cut_shape)
+
+    def encode(self, z: Tensor) -> Payload:
+        """Client side: cut activation ``(B, *cut_shape)`` → payload."""
+        raise NotImplementedError
+
+    def decode(self, payload: Payload) -> Tensor:
+        """Server side: payload → ``(B, *cut_shape)`` input of the backbone."""
+        raise NotImplementedError
+
+    def client_loss(self, payload: Payload, y: Tensor) -> Tensor:
+        """An extra client-side loss on the payload (zero unless a defense defines one)."""
+        return payload_zero(payload)
+
+    def public_state(self) -> dict[str, Tensor]:
+        """What the server legitimately knows about the defense (e.g. the projection ``R``)."""
+        return {}
+
+    def describe(self) -> dict[str, float]:
+        """Realised payload size, measured on a probe batch: values and wire bytes per sample, and
+        the realised compression ratio (float32 cut bytes / payload wire bytes)."""
+        with torch.no_grad():
+            was_training = self.training
+            self.eval()
+            probe = self.encode(torch.randn(2, *self.cut_shape, generator=torch.Generator().manual_seed(0)))
+            self.train(was_training)
+        payload_bytes = nbytes(wire_tensors(probe)) / 2
+        return {
+            "payload_values": values_of(probe)[0].numel(),
+            "payload_bytes": payload_bytes,
+            "realized_cr": 4 * self.d / payload_bytes,
+        }
+
+    def client_parameters(self) -> list[nn.Parameter]:
+        return list(self.client_side.parameters())
+
+    def server_parameters(self) -> list[nn.Parameter]:
+        return list(self.server_side.parameters())
+
+
+class PayloadTransform(nn.Module):
+    """A client-side transform of an already encoded payload (DP noise); composes after any defense."""
+
+    knobs: ClassVar[tuple[str, ...]] = ()
+
+    def forward(self, payload: Payload) -> Payload:  # pragma: no cover - interface
+        raise NotImplementedError
+
+
+def payload_zero(payload: Payload) -> Tensor:
+    return values_of(payload).new_zeros(())
+
+
+def require_cr(cr: float | None, d: int, name: str) -> int:
+    """The payload size ``k = d / cr``, checked to be an integer ≥ 1."""
+    if cr is None:
+        raise DefenseConfigError(f"{name} needs a compression ratio (--cr)")
+    if cr <= 0:
+        raise DefenseConfigError(f"{name}: CR must be positive, got {cr:g}")
+    k = d / cr
+    if k < 1 or abs(k - round(k)) > 1e-9:
+        raise DefenseConfigError(f"{name}: CR {cr:g} gives no integer k >= 1 at a cut of d={d} (d/CR={k:g})")
+    return int(round(k))
+
+
+DEFENSES: Registry[type[Defense]] = Registry("defense")
+PAYLOAD_TRANSFORMS: Registry[type[PayloadTransform]] = Registry("payload transform")

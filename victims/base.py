@@ -1,0 +1,62 @@
+"""The victim interface: a model split at a named cut into head, backbone and tail.
+
+In U-shaped split learning the client keeps ``head`` and ``tail`` and the server runs ``backbone``;
+in vanilla split learning the server runs ``backbone`` and ``tail``. ``tail(backbone(head(x)))`` is the
+whole model.
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+
+from torch import nn
+
+from bench.registry import Registry
+
+
+@dataclass
+class SplitParts:
+    """The three parts of a victim at one cut.
+
+    Attributes:
+        head: client layers before the cut; outputs the cut activation ``z`` of shape ``cut_shape``.
+        backbone: server layers after the cut.
+        tail: the last layers, producing logits (client-owned in U-shaped SL).
+        cut_shape: shape of ``z`` per sample, ``(C, H, W)`` for feature maps or ``(d,)`` for vectors.
+    """
+
+    head: nn.Module
+    backbone: nn.Module
+    tail: nn.Module
+    cut_shape: tuple[int, ...]
+
+
+class Victim(ABC):
+    """A model family with named cut points.
+
+    Subclasses set ``cuts`` (cut name → cut shape per sample, for the default input shape),
+    ``default_cut``, ``input_shape`` and ``datasets`` (the datasets the paper pairs it with), and
+    implement :meth:`build`.
+    """
+
+    cuts: dict[str, tuple[int, ...]]
+    default_cut: str
+    input_shape: tuple[int, ...]
+    datasets: tuple[str, ...] = ()
+
+    @abstractmethod
+    def build(self, *, cut: str, num_classes: int, input_shape: tuple[int, ...]) -> SplitParts:
+        """Build freshly initialised parts split at ``cut``.
+
+        Raises:
+            ValueError: for an unknown cut, or an input shape the victim cannot take.
+        """
+
+    def check_cut(self, cut: str) -> None:
+        if cut not in self.cuts:
+            raise ValueError(
+                f"victim {type(self).__name__} has no cut '{cut}' (known: {', '.join(self.cuts)})"
+            )
+
+
+VICTIMS: Registry[type[Victim]] = Registry("victim")
