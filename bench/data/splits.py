@@ -76,7 +76,7 @@ def carve(raw: RawDataset, profile: Profile) -> CarvedData:
             wanted = [int(0.6 * n), int(0.2 * n), None]
         elif sum(wanted) > len(raw.test):
             scale = len(raw.test) / sum(wanted)
-            wanted = [max(1, int(w * scale)) for w in wanted]
+            wanted = [max(1, int(w * scale)) for w in wanted[:-1]] + [None]
         members, nonmembers, test = _stratified_take(raw.test, wanted, CARVE_SEED)
     return CarvedData(raw.name, raw.num_classes, raw.kind, members, nonmembers, test)
 

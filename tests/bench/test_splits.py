@@ -50,3 +50,10 @@ def test_dirichlet_small_alpha_skews_labels_and_covers_everything():
     iid = torch.stack([torch.bincount(labels[p], minlength=10) / len(p)
                        for p in partition(labels, clients=5, scheme="iid", alpha=None, seed=0)])
     assert shares.max() > 0.4 and iid.max() < 0.2
+
+
+def test_a_profile_larger_than_the_data_is_scaled_down_proportionally():
+    big = Profile(name="t", members=6000, nonmembers=2000, test=2000, epochs=1, batch_size=8)
+    carved = carve(raw_dataset(1797), big)
+    sizes = [len(carved.members), len(carved.nonmembers), len(carved.test)]
+    assert sum(sizes) == 1797 and sizes[0] == int(6000 * 1797 / 10000)
