@@ -36,7 +36,7 @@ def print_utility_table(table: pd.DataFrame, cells: list[Cell]) -> None:
         return
     out = Table(title="utility and bytes on the wire (mean over seeds)")
     for name in ("dataset", "defense", "cr", "λ_wcc", "seeds"):
-        out.add_column(name)
+        out.add_column(name, no_wrap=True, min_width=16 if name == "defense" else None)
     shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns]
     for _, header, _ in shown:
         out.add_column(header, justify="right")
