@@ -1,6 +1,15 @@
 """Attacks on the cut layer; importing this package registers every built-in attack."""
-from bench.registry import Registry
+from attacks import decoders, har_probes, projection_decoders  # noqa: F401  (registration)
+from attacks.base import ATTACKS, Attack, AttackOutput, MissingCapabilityError, ThreatModel
+from attacks.view import AttackerView, Capability, Observation
 
-ATTACKS: Registry = Registry("attack")
-
-__all__ = ["ATTACKS"]
+__all__ = [
+    "ATTACKS",
+    "Attack",
+    "AttackOutput",
+    "AttackerView",
+    "Capability",
+    "MissingCapabilityError",
+    "Observation",
+    "ThreatModel",
+]

@@ -131,13 +131,16 @@ def run_command(**opts) -> None:
         clients=opts["clients"],
     )
     cells = expand(spec)
-    ctx = RunContext(data_root=data_root, download=opts["download"], cache_dir=Path(opts["out"]) / "checkpoints")
+    out = Path(opts["out"])
+    ctx = RunContext(
+        data_root=data_root, download=opts["download"], cache_dir=out / "checkpoints", artifacts_dir=out / "grids"
+    )
     try:  # load every dataset before the first cell, so missing data fails before anything is written
         for dataset in spec.datasets:
             ctx.data(dataset, spec.profile)
     except MissingDataError as err:
         raise GridError(str(err)) from None
-    store = ResultStore(Path(opts["out"]))
+    store = ResultStore(out)
     summary = _run_with_progress(cells, store, ctx, quiet=opts["quiet"])
     if not opts["quiet"]:
         print_utility_table(store.collect(), cells)

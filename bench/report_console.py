@@ -1,4 +1,4 @@
-"""The table ``bench run`` prints at the end: utility and bytes per cell, mean over seeds."""
+"""The table ``bench run`` prints at the end: utility, bytes and attack scores, mean over seeds."""
 from __future__ import annotations
 
 import pandas as pd
@@ -13,6 +13,11 @@ SHOWN = (
     ("bytes_up_per_sample", "B up/sample", "{:,.0f}"),
     ("bytes_down_per_sample", "B down/sample", "{:,.0f}"),
     ("realized_cr", "CR (bytes)", "{:.2f}"),
+    ("ssim", "SSIM", "{:.3f}"),
+    ("masked_mse", "masked MSE", "{:.4f}"),
+    ("lpips", "LPIPS", "{:.3f}"),
+    ("median_r2", "median R²", "{:.3f}"),
+    ("reid_accuracy", "re-ID acc", "{:.3f}"),
 )
 GROUP = ["dataset", "victim", "cut", "defense", "cr", "sigma", "tile", "width", "lambda_wcc", "attack"]
 
@@ -34,16 +39,16 @@ def print_utility_table(table: pd.DataFrame, cells: list[Cell]) -> None:
     summary = utility_summary(table, cells)
     if summary.empty:
         return
-    out = Table(title="utility and bytes on the wire (mean over seeds)")
-    for name in ("dataset", "defense", "cr", "λ_wcc", "seeds"):
+    out = Table(title="results (mean over seeds)")
+    for name in ("dataset", "defense", "cr", "λ_wcc", "attack", "seeds"):
         out.add_column(name, no_wrap=True, min_width=16 if name == "defense" else None)
-    shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns]
+    shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns and summary[m].notna().any()]
     for _, header, _ in shown:
         out.add_column(header, justify="right")
     for row in summary.itertuples(index=False):
         r = row._asdict()
         cr = "-" if pd.isna(r["cr"]) else f"{r['cr']:g}"
-        cells_ = [r["dataset"], r["defense"], cr, f"{r['lambda_wcc']:g}", str(r["seeds"])]
+        cells_ = [r["dataset"], r["defense"], cr, f"{r['lambda_wcc']:g}", r["attack"], str(r["seeds"])]
         cells_ += ["—" if pd.isna(r[m]) else f.format(r[m]) for m, _, f in shown]
         out.add_row(*cells_)
-    Console(width=max(Console().width, 110)).print(out)
+    Console(width=max(Console().width, 150)).print(out)

@@ -8,6 +8,7 @@ from pathlib import Path
 from typing import Callable
 
 from bench.cell import Cell
+from bench.attack_cell import run_attack_cell
 from bench.data import DATASETS
 from bench.data.splits import CarvedData, carve
 from bench.profiles import get_profile
@@ -23,6 +24,7 @@ class RunContext:
     data_root: Path
     download: bool = False
     cache_dir: Path | None = None
+    artifacts_dir: Path | None = None
     _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
 
     def data(self, dataset: str, profile_name: str) -> CarvedData:
@@ -34,9 +36,13 @@ class RunContext:
 
 
 def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict[str, str]]:
-    """Train (or load) the cell's victim and return its metrics and per-metric notes."""
+    """Train (or load) the cell's victim, run its attack if any; return metrics and per-metric notes."""
     profile = get_profile(cell.profile)
     data = ctx.data(cell.dataset, cell.profile)
+    if cell.attack != "none":
+        return run_attack_cell(
+            cell, data=data, profile=profile, cache_dir=ctx.cache_dir, artifacts_dir=ctx.artifacts_dir
+        )
     trained = train_victim(cell, data=data, profile=profile, cache_dir=ctx.cache_dir)
     return dict(trained.metrics), {}
 

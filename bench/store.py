@@ -158,5 +158,8 @@ def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
     table = pd.DataFrame(rows)
     if table.empty:
         return pd.DataFrame(columns=COLUMNS)
+    for column in COLUMNS:
+        if column not in table.columns:
+            table[column] = None
     ordered = [c for c in COLUMNS if c in table.columns]
     return table[ordered + [c for c in table.columns if c not in ordered]]

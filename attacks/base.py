@@ -1,0 +1,86 @@
+"""The Attack base class: a declared threat model, declared requirements, one verb (``run``).
+
+An attack receives an :class:`~attacks.view.AttackerView` holding only what its threat model grants
+the server. Requirements are checked when the attack is constructed, so a wrong pairing fails at
+once with a message naming what is missing (after ART's estimator requirements).
+"""
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import ClassVar
+
+from torch import Tensor
+
+from attacks.view import AttackerView, Capability
+from bench.registry import Registry
+
+
+class ThreatModel(str, Enum):
+    """When and how the attacker acts."""
+
+    PASSIVE = "passive"  # after training, from what the server stored
+    COTRAIN = "cotrain"  # watches the training run without changing it
+    ACTIVE = "active"  # changes what the client receives (a malicious server)
+
+
+class MissingCapabilityError(ValueError):
+    """The view lacks something the attack requires."""
+
+
+@dataclass
+class AttackOutput:
+    """What an attack returns.
+
+    Attributes:
+        reconstructions: ``(n, *input_shape)`` reconstructions in [0, 1] of the targets at
+            ``target_index`` (image attacks); ``None`` for probes.
+        target_index: which of the view's targets were reconstructed (``None``: all of them, in order).
+        scores: metrics the attack computes itself (probes: R², re-identification accuracy, ...).
+        notes: per-metric explanations (e.g. why a value is missing).
+        diverged: the attack's own training collapsed (see the attack's docstring for its criterion).
+    """
+
+    reconstructions: Tensor | None = None
+    target_index: Tensor | None = None
+    scores: dict[str, float | None] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
+    diverged: bool = False
+
+
+class Attack(ABC):
+    """Base class of every attack.
+
+    Subclasses declare ``threat_model``, ``requires`` (capabilities of the view), ``kinds`` (the data
+    kinds they apply to: ``image``, ``tabular``) and implement :meth:`run`.
+
+    Args:
+        view: what the server holds.
+        profile: name of the budget profile (``smoke``, ``cpu``, ``paper``).
+        seed: the attacker's own seed.
+
+    Raises:
+        MissingCapabilityError: when the view lacks a required capability or has the wrong data kind.
+    """
+
+    threat_model: ClassVar[ThreatModel] = ThreatModel.PASSIVE
+    requires: ClassVar[frozenset[Capability]] = frozenset()
+    kinds: ClassVar[tuple[str, ...]] = ("image",)
+
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
+        missing = sorted(c.value for c in self.requires - view.granted)
+        if missing:
+            raise MissingCapabilityError(f"{type(self).__name__} needs {', '.join(missing)}, which the view does not grant")
+        if view.kind not in self.kinds:
+            raise MissingCapabilityError(f"{type(self).__name__} applies to {'/'.join(self.kinds)} data, not {view.kind}")
+        self.view = view
+        self.profile = profile
+        self.seed = seed
+
+    @abstractmethod
+    def run(self) -> AttackOutput:
+        """Carry out the attack on the view's targets."""
+
+
+ATTACKS: Registry[type[Attack]] = Registry("attack")

@@ -1,0 +1,96 @@
+"""Supervised reconstruction decoders on the server's view of the cut: the white-box reference
+decoder (the leakage ceiling) and the auxiliary-data decoder."""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, VectorToMap, fit, predict
+from attacks.view import AttackerView, Capability
+from defenses.payload import Payload, SparsePayload
+
+BUDGETS = {
+    "smoke": DecoderBudget(epochs=2, width=32),
+    "cpu": DecoderBudget(epochs=20, width=128),
+    "paper": DecoderBudget(epochs=100, width=256),
+}
+
+
+@torch.no_grad()
+def server_lift(view: AttackerView, payloads: Payload, batch_size: int = 500) -> Tensor:
+    """What the server feeds its backbone: the payloads decoded by the server half of the defense
+    (LightSplit-F: ``R z̃``; learned 1×1: the server conv; top-K: the dense sparse map)."""
+    decode = view.server_defense.eval().decode
+    if isinstance(payloads, SparsePayload):
+        n = len(payloads.values)
+        parts = [
+            decode(SparsePayload(payloads.values[i : i + batch_size], payloads.indices[i : i + batch_size], payloads.dense_numel))
+            for i in range(0, n, batch_size)
+        ]
+    else:
+        parts = [decode(payloads[i : i + batch_size]) for i in range(0, len(payloads), batch_size)]
+    return torch.cat(parts)
+
+
+def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], width: int) -> nn.Module:
+    """A conv decoder from the cut shape; a vector cut first goes through a fully connected stage."""
+    if len(cut_shape) == 3:
+        return ConvImageDecoder(cut_shape, input_shape, width)
+    seed_map = (width, max(1, input_shape[1] // 4), max(1, input_shape[2] // 4))
+    return nn.Sequential(VectorToMap([cut_shape[0]], 4 * width, seed_map), ConvImageDecoder(seed_map, input_shape, width))
+
+
+class _PairDecoder(Attack):
+    """Trains a decoder on (server-lifted payload, image) pairs and decodes the targets."""
+
+    kinds: ClassVar[tuple[str, ...]] = ("image",)
+
+    def training_pairs(self) -> tuple[Payload, Tensor]:
+        raise NotImplementedError
+
+    def run(self) -> AttackOutput:
+        torch.manual_seed(self.seed)
+        budget = BUDGETS[self.profile]
+        payloads, images = self.training_pairs()
+        model = image_decoder(self.view.cut_shape, self.view.input_shape, budget.width)
+        history = fit(model, (server_lift(self.view, payloads),), images, budget, self.seed)
+        recon = predict(model, (server_lift(self.view, self.view.targets.payloads),))
+        return AttackOutput(reconstructions=recon.clamp(0, 1), scores={"decoder_train_mse": history[-1]})
+
+
+@ATTACKS.register("decoder-ref")
+class ReferenceDecoder(_PairDecoder):
+    """White-box reference decoder: trained on other members' (payload, image) pairs, scored on the
+    targets. Non-deployable in U-shaped SL (the server never sees inputs); it is the leakage ceiling.
+
+    Paper: FORA (Xu et al., CVPR 2024) reference decoder; LightSplit App. B-C2 uses it as the ceiling.
+    Threat model: the server's view plus members' inputs (``member_inputs``) — stronger than any
+    real server.
+    """
+
+    threat_model = ThreatModel.PASSIVE
+    requires = frozenset({Capability.MEMBER_INPUTS})
+
+    def training_pairs(self) -> tuple[Payload, Tensor]:
+        return self.view.members.payloads, self.view.members.inputs
+
+
+@ATTACKS.register("decoder")
+class AuxiliaryDecoder(_PairDecoder):
+    """Decoder trained on non-member (payload, image) pairs obtained through the trained client path,
+    applied to the members' payloads.
+
+    Paper: LightSplit App. B-C (decoders on the transmitted payload); the attacker queries the client
+    path with its own auxiliary images, as in model-inversion attacks with query access.
+    Threat model: honest-but-curious server with same-distribution auxiliary data and black-box
+    queries of the client path (``aux_queries``).
+    """
+
+    threat_model = ThreatModel.PASSIVE
+    requires = frozenset({Capability.AUX_QUERIES})
+
+    def training_pairs(self) -> tuple[Payload, Tensor]:
+        return self.view.aux.payloads, self.view.aux.inputs

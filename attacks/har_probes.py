@@ -1,0 +1,285 @@
+"""The two UCI HAR probes on the cut payload: feature reconstruction and subject re-identification.
+
+Both read only the payload, so they apply to any defense (dense or sparse payloads alike, through
+:func:`~defenses.payload.as_vector`). Neither sees the targets' inputs: the decoder learns from
+non-members, the subject classifier from members the white-box view hands over, and the checkpoint
+or classifier is never chosen on the data it is scored on.
+
+Paper: LightSplit (arXiv:2605.13265), App. B-C4 (UCI HAR probes).
+"""
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+import torch
+from sklearn.exceptions import ConvergenceWarning
+from sklearn.linear_model import LogisticRegression
+from sklearn.pipeline import make_pipeline
+from sklearn.preprocessing import StandardScaler
+from torch import Tensor, nn
+
+from attacks.base import ATTACKS, Attack, AttackOutput, MissingCapabilityError, ThreatModel
+from attacks.view import AttackerView, Capability
+from defenses.payload import as_vector
+
+
+@dataclass(frozen=True)
+class ProbeBudget:
+    """What one profile lets the HAR probes spend.
+
+    Attributes:
+        epochs: decoder training epochs, 1..10,000.
+        batch_size: decoder mini-batch size, ≥ 1.
+        lr: decoder Adam learning rate, in (0, 1].
+        holdout: fraction of the non-member pairs held out to select the decoder's epoch, in (0, 0.5].
+        reid_max_iter: L-BFGS iteration cap of the subject classifier, 10..100,000.
+    """
+
+    epochs: int
+    batch_size: int = 64
+    lr: float = 1e-3
+    holdout: float = 0.1
+    reid_max_iter: int = 2000
+
+    def __post_init__(self) -> None:
+        if not 1 <= self.epochs <= 10_000:
+            raise ValueError(f"epochs must lie in 1..10000, got {self.epochs}")
+        if self.batch_size < 1:
+            raise ValueError(f"batch_size must be >= 1, got {self.batch_size}")
+        if not 0 < self.lr <= 1:
+            raise ValueError(f"lr must lie in (0, 1], got {self.lr}")
+        if not 0 < self.holdout <= 0.5:
+            raise ValueError(f"holdout must lie in (0, 0.5], got {self.holdout}")
+        if not 10 <= self.reid_max_iter <= 100_000:
+            raise ValueError(f"reid_max_iter must lie in 10..100000, got {self.reid_max_iter}")
+
+
+BUDGETS: dict[str, ProbeBudget] = {
+    "smoke": ProbeBudget(epochs=15),  # seconds on a few hundred samples
+    "cpu": ProbeBudget(epochs=40),  # well under a minute on 2,000 non-members, 2 cores
+    "paper": ProbeBudget(epochs=100),
+}
+
+
+def budget_for(profile: str) -> ProbeBudget:
+    """The probes' budget for ``profile``.
+
+    Raises:
+        KeyError: for a profile without a budget.
+    """
+    try:
+        return BUDGETS[profile]
+    except KeyError:
+        raise KeyError(f"no HAR probe budget for profile '{profile}' (known: {', '.join(BUDGETS)})") from None
+
+
+def _standardiser(x: Tensor) -> tuple[Tensor, Tensor]:
+    """Column mean and std of ``x``; constant columns get std 1 so they map to 0, not to NaN."""
+    mean, std = x.mean(0), x.std(0)
+    return mean, torch.where(std > 1e-8, std, torch.ones_like(std))
+
+
+def _decoder(k: int, features: int) -> nn.Sequential:
+    # Linear output: the targets are standardised features, unbounded in either direction.
+    return nn.Sequential(nn.Linear(k, 256), nn.ReLU(), nn.Linear(256, 512), nn.ReLU(), nn.Linear(512, features))
+
+
+def _median_r2(pred: Tensor, truth: Tensor) -> float:
+    sse = ((truth - pred) ** 2).sum(0)
+    sst = ((truth - truth.mean(0)) ** 2).sum(0)
+    keep = sst > 0
+    return float((1 - sse[keep] / sst[keep]).median()) if bool(keep.any()) else float("nan")
+
+
+@ATTACKS.register("har-recon")
+class HarReconstruction(Attack):
+    """Reconstruct the targets' 561 features from their payloads with a decoder trained on non-members.
+
+    The decoder is an MLP payload(k) → 256 → 512 → 561 (ReLU between, linear output) trained with MSE
+    and Adam on the non-members' (payload, x) pairs. Features and payloads are standardised with the
+    non-members' mean and std; a seeded ``holdout`` slice of those pairs picks the best epoch, so the
+    targets never drive selection. Reconstructions come back in the original feature units, for
+    bench to score with the median per-feature R² (the non-member mean predictor scores about 0).
+
+    Paper: LightSplit (arXiv:2605.13265), App. B-C4. The paper selects the checkpoint on a held-out
+    member slice; here a non-member slice does, because this threat model grants no member inputs.
+    Threat model: passive honest-but-curious server holding non-member data and its payloads through
+    the trained client path (``AUX_QUERIES``), and the targets' payloads.
+
+    Diverged: a non-finite training loss stops training; the best finite epoch is used and
+    ``diverged`` is set.
+
+    Args:
+        view: what the server holds; ``view.aux`` must carry payloads and inputs.
+        profile: budget profile (see :data:`BUDGETS`).
+        seed: seeds the decoder's initialisation, the holdout slice and the batch order.
+
+    Raises:
+        MissingCapabilityError: without ``AUX_QUERIES``, or on non-tabular data.
+        ValueError: with fewer than two non-member pairs.
+    """
+
+    threat_model = ThreatModel.PASSIVE
+    requires = frozenset({Capability.AUX_QUERIES})
+    kinds = ("tabular",)
+
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
+        super().__init__(view=view, profile=profile, seed=seed)
+        self.budget = budget_for(profile)
+        aux = view.aux
+        if aux is None or aux.payloads is None or aux.inputs is None:
+            raise MissingCapabilityError("HarReconstruction needs the non-members' payloads and inputs in view.aux")
+        if len(aux.inputs) < 2:
+            raise ValueError(f"HarReconstruction needs at least 2 non-member pairs, got {len(aux.inputs)}")
+
+    def run(self) -> AttackOutput:
+        budget, aux = self.budget, self.view.aux
+        p = as_vector(aux.payloads).detach().float().cpu()
+        x = aux.inputs.detach().float().flatten(1).cpu()
+        p_mean, p_std = _standardiser(p)
+        x_mean, x_std = _standardiser(x)
+        p, x = (p - p_mean) / p_std, (x - x_mean) / x_std
+
+        generator = torch.Generator().manual_seed(self.seed)
+        order = torch.randperm(len(x), generator=generator)
+        n_hold = max(1, round(budget.holdout * len(x)))
+        hold, fit = order[:n_hold], order[n_hold:]
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            decoder = _decoder(p.shape[1], x.shape[1])
+        optimiser = torch.optim.Adam(decoder.parameters(), lr=budget.lr)
+
+        best = (math.inf, 0, copy.deepcopy(decoder.state_dict()))
+        diverged = False
+        for epoch in range(1, budget.epochs + 1):
+            decoder.train()
+            for batch in torch.randperm(len(fit), generator=generator).split(budget.batch_size):
+                idx = fit[batch]
+                loss = nn.functional.mse_loss(decoder(p[idx]), x[idx])
+                if not torch.isfinite(loss):
+                    diverged = True
+                    break
+                optimiser.zero_grad()
+                loss.backward()
+                optimiser.step()
+            if diverged:
+                break
+            decoder.eval()
+            with torch.no_grad():
+                hold_mse = float(nn.functional.mse_loss(decoder(p[hold]), x[hold]))
+            if hold_mse < best[0]:
+                best = (hold_mse, epoch, copy.deepcopy(decoder.state_dict()))
+
+        decoder.load_state_dict(best[2])
+        decoder.eval()
+        with torch.no_grad():
+            targets = (as_vector(self.view.targets.payloads).detach().float().cpu() - p_mean) / p_std
+            reconstructions = decoder(targets) * x_std + x_mean
+            hold_r2 = _median_r2(decoder(p[hold]), x[hold]) if n_hold > 1 else float("nan")
+        return AttackOutput(
+            reconstructions=reconstructions.view(len(targets), *self.view.input_shape),
+            scores={
+                "recon_holdout_mse": best[0] if math.isfinite(best[0]) else None,
+                "recon_holdout_median_r2": hold_r2 if math.isfinite(hold_r2) else None,
+                "recon_best_epoch": float(best[1]),
+            },
+            notes={"recon_holdout_mse": "standardised units on the non-member holdout; the mean predictor scores ~1"},
+            diverged=diverged,
+        )
+
+
+def block_split(groups: Tensor, *, train_fraction: float = 0.7, gap: int = 1) -> tuple[Tensor, Tensor]:
+    """Split each group's samples, in their stored order, into a leading train and a trailing test block.
+
+    Per group of ``n`` samples, the first ``round(train_fraction · n)`` train, the next ``gap`` are
+    dropped (50 %-overlapping HAR windows would otherwise leak across the boundary) and the rest test.
+
+    Returns:
+        Sorted train and test indices (LongTensors).
+    """
+    train, test = [], []
+    for group in groups.unique().tolist():
+        idx = (groups == group).nonzero().view(-1)
+        cut = round(train_fraction * len(idx))
+        train.append(idx[:cut])
+        test.append(idx[cut + gap :])
+    return torch.cat(train).sort().values, torch.cat(test).sort().values
+
+
+@ATTACKS.register("har-reid")
+class HarReidentification(Attack):
+    """Re-identify the subject behind a payload with a classifier trained on other members' payloads.
+
+    Members' windows are split per subject into contiguous blocks (:func:`block_split`: first 70 %
+    train, one window dropped, the rest test). The classifier is a standardised-payload multinomial
+    logistic regression (sklearn, L-BFGS, C = 1): a linear probe measures what the payload exposes
+    without the probe's own capacity doing the work, has no epochs or checkpoint to select (so the
+    test block never drives a choice), and is deterministic. Accuracy is read against chance,
+    1 / (number of subjects in the test part).
+
+    The blocks follow the order of ``view.members``; they are contiguous in time only when that is
+    the members' stored (file) order.
+
+    Paper: LightSplit (arXiv:2605.13265), App. B-C4.
+    Threat model: passive server given other members' payloads with their subject ids
+    (``MEMBER_INPUTS``, the white-box ceiling).
+
+    Args:
+        view: what the server holds; ``view.members`` must carry payloads and groups (subject ids).
+        profile: budget profile (see :data:`BUDGETS`).
+        seed: the classifier's ``random_state``.
+
+    Raises:
+        MissingCapabilityError: without ``MEMBER_INPUTS``, on non-tabular data, or without subject ids.
+    """
+
+    threat_model = ThreatModel.PASSIVE
+    requires = frozenset({Capability.MEMBER_INPUTS})
+    kinds = ("tabular",)
+
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
+        super().__init__(view=view, profile=profile, seed=seed)
+        self.budget = budget_for(profile)
+        members = view.members
+        if members is None or members.payloads is None or members.groups is None:
+            raise MissingCapabilityError(
+                "HarReidentification needs the members' payloads and subject ids in view.members"
+            )
+
+    def run(self) -> AttackOutput:
+        members = self.view.members
+        z = as_vector(members.payloads).detach().float().cpu().numpy()
+        subjects = members.groups.cpu()
+        train, test = block_split(subjects)
+        test_subjects = subjects[test].unique()
+        scores: dict[str, float | None] = {"reid_subjects": float(len(test_subjects))}
+        if len(test) == 0 or len(subjects[train].unique()) < 2:
+            scores.update(reid_accuracy=None, reid_chance=None)
+            note = "fewer than 2 subjects to train on, or no test block"
+            return AttackOutput(scores=scores, notes={"reid_accuracy": note})
+
+        classifier = make_pipeline(
+            StandardScaler(), LogisticRegression(max_iter=self.budget.reid_max_iter, random_state=self.seed)
+        )
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", ConvergenceWarning)
+            classifier.fit(z[train.numpy()], subjects[train].numpy())
+        converged = True
+        for w in caught:
+            if issubclass(w.category, ConvergenceWarning):
+                converged = False
+            else:
+                warnings.warn(w.message, w.category, stacklevel=2)
+        predicted = classifier.predict(z[test.numpy()])
+        scores.update(
+            reid_accuracy=float(np.mean(predicted == subjects[test].numpy())),
+            reid_chance=1.0 / len(test_subjects),
+        )
+        notes = {}
+        if not converged:
+            notes["reid_accuracy"] = f"logistic regression hit max_iter={self.budget.reid_max_iter} before converging"
+        return AttackOutput(scores=scores, notes=notes)

@@ -1,0 +1,133 @@
+"""Projection-aware decoders (LightSplit App. B-C6): the same supervised decoder fed different
+signals the server holds — the payload ``z`` alone, ``z`` with the analytic lift-back ``zRᵀ``, ``z``
+with the returned cut gradient ``g``, or all three — at matched parameter counts."""
+from __future__ import annotations
+
+from typing import ClassVar
+
+import torch
+from torch import Tensor, nn
+
+from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, VectorToMap, fit, parameter_count, predict
+from attacks.decoders import BUDGETS, server_lift
+from attacks.view import AttackerView, Capability, Observation
+from defenses.payload import as_vector
+
+REFERENCE_HIDDEN = 256  # hidden width of the fused decoder; the others are matched to its size
+
+
+def signals(view: AttackerView, obs: Observation, names: tuple[str, ...]) -> tuple[Tensor, ...]:
+    """The flat inputs a decoder consumes: ``z`` (payload), ``lift`` (``zRᵀ`` with the public R, else
+    the server's own decode), ``grad`` (the returned cut gradient)."""
+    out = []
+    for name in names:
+        if name == "z":
+            out.append(as_vector(obs.payloads))
+        elif name == "lift":
+            R = (view.public_state or {}).get("R")
+            if R is not None and R.dim() == 2 and as_vector(obs.payloads).shape[1] == R.shape[1]:
+                out.append(as_vector(obs.payloads) @ R.T)
+            else:
+                out.append(server_lift(view, obs.payloads).flatten(1))
+        elif name == "grad":
+            out.append(obs.grads.flatten(1))
+    return tuple(out)
+
+
+class SignalDecoder(nn.Module):
+    """Fully connected encoders of each signal → a seed map → the shared conv image decoder."""
+
+    def __init__(self, in_dims: list[int], hidden: int, out_shape: tuple[int, ...], width: int) -> None:
+        super().__init__()
+        seed_map = (width, max(1, out_shape[1] // 4), max(1, out_shape[2] // 4))
+        self.entry = VectorToMap(in_dims, hidden, seed_map)
+        self.decoder = ConvImageDecoder(seed_map, tuple(out_shape), width)
+
+    def forward(self, *inputs: Tensor) -> Tensor:
+        return self.decoder(self.entry(*inputs))
+
+
+def matched_hidden(in_dims: list[int], target: int, out_shape: tuple[int, ...], width: int) -> int:
+    """The hidden width at which a decoder on ``in_dims`` has about ``target`` parameters
+    (parameter count is affine in the hidden width)."""
+    at = lambda h: parameter_count(SignalDecoder(in_dims, h, out_shape, width))  # noqa: E731
+    base, slope = at(1), at(2) - at(1)
+    return max(1, round(1 + (target - base) / slope))
+
+
+class _ProjectionAwareDecoder(Attack):
+    """Supervised decoder on members' signals, scored on the targets (white-box, as in App. B-C6)."""
+
+    signal_names: ClassVar[tuple[str, ...]] = ()
+    kinds: ClassVar[tuple[str, ...]] = ("image",)
+    threat_model = ThreatModel.PASSIVE
+
+    def run(self) -> AttackOutput:
+        torch.manual_seed(self.seed)
+        budget: DecoderBudget = BUDGETS[self.profile]
+        view = self.view
+        train = signals(view, view.members, self.signal_names)
+        target = signals(view, view.targets, self.signal_names)
+        full = signals(view, view.members, ("z", "lift", "grad"))
+        reference = parameter_count(SignalDecoder([x.shape[1] for x in full], REFERENCE_HIDDEN, view.input_shape, budget.width))
+        dims = [x.shape[1] for x in train]
+        hidden = matched_hidden(dims, reference, view.input_shape, budget.width)
+        model = SignalDecoder(dims, hidden, view.input_shape, budget.width)
+        history = fit(model, train, view.members.inputs, budget, self.seed)
+        recon = predict(model, target)
+        return AttackOutput(
+            reconstructions=recon.clamp(0, 1),
+            scores={"decoder_train_mse": history[-1], "decoder_parameters": float(parameter_count(model))},
+        )
+
+
+_REQUIRES = frozenset({Capability.MEMBER_INPUTS, Capability.DEFENSE_PUBLIC_STATE, Capability.CUT_GRADIENTS})
+
+
+@ATTACKS.register("decoder-z")
+class PayloadDecoder(_ProjectionAwareDecoder):
+    """Decoder on the payload ``z`` alone, widened to the fused decoder's parameter count.
+
+    Paper: LightSplit (arXiv:2605.13265), App. B-C6, attacker (i).
+    Threat model: white-box ceiling: members' (signal, image) pairs, the public R, cut gradients.
+    """
+
+    signal_names = ("z",)
+    requires = _REQUIRES
+
+
+@ATTACKS.register("decoder-z-lift")
+class LiftBackDecoder(_ProjectionAwareDecoder):
+    """Decoder on ``z`` and its analytic lift-back ``zRᵀ`` (R is public).
+
+    Paper: LightSplit, App. B-C6, attacker (ii).
+    Threat model: as ``decoder-z``.
+    """
+
+    signal_names = ("z", "lift")
+    requires = _REQUIRES
+
+
+@ATTACKS.register("decoder-z-grad")
+class GradientDecoder(_ProjectionAwareDecoder):
+    """Decoder on ``z`` and the cut gradient ``g`` the server returns for it.
+
+    Paper: LightSplit, App. B-C6, attacker (iii).
+    Threat model: as ``decoder-z``.
+    """
+
+    signal_names = ("z", "grad")
+    requires = _REQUIRES
+
+
+@ATTACKS.register("decoder-fused")
+class FusedDecoder(_ProjectionAwareDecoder):
+    """Decoder on everything the server observes at the cut: ``z``, ``zRᵀ`` and ``g``.
+
+    Paper: LightSplit, App. B-C6, attacker (iv).
+    Threat model: as ``decoder-z``.
+    """
+
+    signal_names = ("z", "lift", "grad")
+    requires = _REQUIRES

@@ -1,0 +1,61 @@
+"""Run one attack cell: train (or load) the victim, hand the attack its view, score what it returns."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from attacks import ATTACKS, ThreatModel
+from bench.artifacts import save_reconstruction_grid
+from bench.cell import Cell
+from bench.data.splits import CarvedData
+from bench.profiles import Profile
+from bench.train import train_victim
+from bench.views import build_view
+
+# Datasets scored with the foreground mask of App. B-C3/B-D (black background).
+MASKED_DATASETS = ("mnist", "fashion-mnist", "digits")
+
+
+def score_reconstructions(cell: Cell, recon: torch.Tensor, truth: torch.Tensor) -> tuple[dict, dict]:
+    """Image metrics (with the foreground-masked variants on MNIST-like data) or tabular R²."""
+    from bench.metrics import image_metrics, median_r2
+
+    if recon.dim() == 2:
+        return {"median_r2": median_r2(recon, truth)}, {}
+    return image_metrics(recon, truth, masked=cell.dataset in MASKED_DATASETS)
+
+
+def run_attack_cell(
+    cell: Cell, *, data: CarvedData, profile: Profile, cache_dir: Path | None, artifacts_dir: Path | None
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Metrics of one attack cell: the victim's utility, then the attack's scores.
+
+    Passive attacks run on the cached trained victim; the view grants exactly what the attack
+    declares it requires.
+    """
+    attack_cls = ATTACKS.get(cell.attack)
+    if attack_cls.threat_model is not ThreatModel.PASSIVE:
+        raise NotImplementedError(f"{cell.attack}: {attack_cls.threat_model.value} attacks need the co-training runner")
+    trained = train_victim(cell, data=data, profile=profile, cache_dir=cache_dir)
+    view, truth = build_view(
+        cell=cell, model=trained.model, data=data, client_indices=trained.client_indices,
+        granted=attack_cls.requires, n_targets=profile.targets,
+    )
+    started = time.perf_counter()
+    output = attack_cls(view=view, profile=cell.profile, seed=cell.seed).run()
+    metrics: dict[str, float | None] = dict(trained.metrics)
+    notes: dict[str, str] = dict(output.notes)
+    metrics.update(output.scores)
+    if output.reconstructions is not None:
+        index = output.target_index if output.target_index is not None else torch.arange(len(output.reconstructions))
+        scores, score_notes = score_reconstructions(cell, output.reconstructions, truth.x[index])
+        metrics.update(scores)
+        notes.update(score_notes)
+        metrics["attack_targets"] = float(len(index))
+        if artifacts_dir is not None and output.reconstructions.dim() == 4:
+            save_reconstruction_grid(artifacts_dir / f"{cell.id}.png", truth.x[index], output.reconstructions)
+    metrics["attack_seconds"] = time.perf_counter() - started
+    metrics["diverged"] = float(output.diverged)
+    return metrics, notes

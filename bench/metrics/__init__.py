@@ -1,0 +1,40 @@
+"""Reconstruction metrics: images (whole and foreground-masked) and tabular data."""
+from bench.metrics.image import (
+    LpipsScorer,
+    bounding_box,
+    box_lpips,
+    box_ssim,
+    foreground_mask,
+    foreground_ratio,
+    image_metrics,
+    lpips_distance,
+    lpips_unavailable_reason,
+    masked_mse,
+    masked_psnr,
+    minmax_normalise,
+    mse,
+    psnr,
+    ssim,
+)
+from bench.metrics.tabular import median_r2, per_feature_r2, reid_accuracy
+
+__all__ = [
+    "LpipsScorer",
+    "bounding_box",
+    "box_lpips",
+    "box_ssim",
+    "foreground_mask",
+    "foreground_ratio",
+    "image_metrics",
+    "lpips_distance",
+    "lpips_unavailable_reason",
+    "masked_mse",
+    "masked_psnr",
+    "median_r2",
+    "minmax_normalise",
+    "mse",
+    "per_feature_r2",
+    "psnr",
+    "reid_accuracy",
+    "ssim",
+]

@@ -1,0 +1,93 @@
+import pytest
+import torch
+
+import attacks.decoders as decoders
+from attacks import ATTACKS, AttackerView, Capability, Observation
+from attacks.decoder_nets import DecoderBudget, parameter_count
+from attacks.projection_decoders import SignalDecoder, matched_hidden
+from bench.cell import Cell
+from bench.data import DATASETS
+from bench.data.splits import carve
+from bench.profiles import get_profile
+from bench.train import train_victim
+from bench.views import build_view
+from defenses import build_defense
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), get_profile("cpu"))
+
+
+_VICTIMS = {}
+
+
+def trained_view(data, defense, granted, **params):
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0, **params)
+    if cell not in _VICTIMS:
+        _VICTIMS[cell] = train_victim(cell, data=data, profile=get_profile("smoke"))
+    victim = _VICTIMS[cell]
+    return build_view(cell=cell, model=victim.model, data=data, client_indices=victim.client_indices,
+                      granted=granted, n_targets=64)
+
+
+CASES = [(a, "lightsplit-f", {"cr": 8.0}) for a in
+         ("decoder-ref", "decoder", "decoder-z", "decoder-z-lift", "decoder-z-grad", "decoder-fused")]
+CASES += [(a, "topk", {"cr": 8.0}) for a in ("decoder", "decoder-fused")]  # sparse payloads
+
+
+@pytest.mark.parametrize("attack,defense,params", CASES)
+def test_each_decoder_runs_in_smoke(digits, attack, defense, params):
+    cls = ATTACKS.get(attack)
+    view, truth = trained_view(digits, defense, cls.requires, **params)
+    out = cls(view=view, profile="smoke", seed=0).run()
+    assert out.reconstructions.shape == truth.x.shape
+    assert out.reconstructions.min() >= 0 and out.reconstructions.max() <= 1
+
+
+def identity_view(x):
+    """A view whose 'head' is the identity: the payload is the image itself."""
+    defense = build_defense("raw", cut_shape=tuple(x.shape[1:]), seed=0)
+    payload = x.flatten(1)
+    targets, members = payload[:64], payload[64:]
+    return AttackerView(
+        granted=frozenset({Capability.MEMBER_INPUTS}), kind="image", input_shape=tuple(x.shape[1:]), num_classes=10,
+        cut_shape=tuple(x.shape[1:]), defense_name="raw", targets=Observation(payloads=targets),
+        backbone=torch.nn.Identity(), server_defense=defense, members=Observation(payloads=members, inputs=x[64:]),
+    ), x[:64]
+
+
+def test_reference_decoder_on_an_identity_head_reconstructs_near_perfectly(digits, monkeypatch):
+    monkeypatch.setitem(decoders.BUDGETS, "smoke", DecoderBudget(epochs=8, width=32))
+    view, truth = identity_view(digits.members.x[:1064])
+    out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0).run()
+    mse = ((out.reconstructions - truth) ** 2).mean()
+    baseline = ((truth.mean(0, keepdim=True) - truth) ** 2).mean()
+    assert mse < 0.05 * baseline
+
+
+def test_under_huge_dp_noise_the_decoder_falls_to_the_mean_image(digits, monkeypatch):
+    monkeypatch.setitem(decoders.BUDGETS, "smoke", DecoderBudget(epochs=8, width=32))
+    granted = frozenset({Capability.MEMBER_INPUTS})
+    results = {}
+    for name, params in (("raw", {}), ("dp", {"sigma": 1e4})):
+        view, truth = trained_view(digits, name, granted, **params)
+        out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0).run()
+        mean_image = view.members.inputs.mean(0, keepdim=True)
+        results[name] = (
+            float(((out.reconstructions - truth.x) ** 2).mean()),
+            float(((mean_image - truth.x) ** 2).mean()),
+        )
+    raw_mse, mean_mse = results["raw"]
+    dp_mse, _ = results["dp"]
+    assert raw_mse < 0.6 * mean_mse  # without noise the decoder beats the mean image
+    assert dp_mse > 0.95 * mean_mse  # with σ → ∞ it does no better than predicting the mean image
+
+
+def test_projection_decoders_have_matched_parameter_counts():
+    shape, width = (1, 28, 28), 32
+    target = parameter_count(SignalDecoder([144, 1152, 144], 256, shape, width))
+    for dims in ([144], [144, 1152], [144, 144]):
+        hidden = matched_hidden(dims, target, shape, width)
+        count = parameter_count(SignalDecoder(dims, hidden, shape, width))
+        assert abs(count - target) / target < 0.01

@@ -1,0 +1,100 @@
+"""The attacker's view holds only what the server legitimately sees."""
+import dataclasses
+
+import pytest
+import torch
+from torch import nn
+
+from attacks import ATTACKS, Capability, MissingCapabilityError
+from bench.cell import Cell
+from bench.data import DATASETS
+from bench.data.splits import carve
+from bench.profiles import get_profile
+from bench.train import train_victim
+from bench.views import build_view
+
+
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    root = tmp_path_factory.mktemp("data")
+    data = carve(DATASETS.get("digits")(root), get_profile("smoke"))
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense="learned-1x1", cr=8.0,
+                profile="smoke", seed=0)
+    return cell, data, train_victim(cell, data=data, profile=get_profile("smoke"))
+
+
+def reachable_tensors(obj, seen=None):
+    """Every tensor reachable from obj through fields, containers, modules and closures."""
+    seen = set() if seen is None else seen
+    if id(obj) in seen:
+        return
+    seen.add(id(obj))
+    if isinstance(obj, torch.Tensor):
+        yield obj
+    elif isinstance(obj, nn.Module):
+        yield from obj.parameters()
+        yield from obj.buffers()
+        for value in vars(obj).values():
+            if not isinstance(value, (dict, nn.Module)):
+                yield from reachable_tensors(value, seen)
+    elif dataclasses.is_dataclass(obj):
+        for f in dataclasses.fields(obj):
+            yield from reachable_tensors(getattr(obj, f.name), seen)
+    elif isinstance(obj, dict):
+        for value in obj.values():
+            yield from reachable_tensors(value, seen)
+    elif isinstance(obj, (list, tuple, frozenset, set)):
+        for value in obj:
+            yield from reachable_tensors(value, seen)
+    elif callable(obj) and getattr(obj, "__closure__", None):
+        for cell in obj.__closure__:
+            yield from reachable_tensors(cell.cell_contents, seen)
+    elif hasattr(obj, "__dict__") and not isinstance(obj, type):
+        for value in vars(obj).values():
+            yield from reachable_tensors(value, seen)
+
+
+ALL_BUT_WHITEBOX = frozenset(Capability) - {Capability.MEMBER_INPUTS}
+
+
+def test_view_reaches_no_client_weights_and_no_private_inputs(trained):
+    cell, data, victim = trained
+    view, truth = build_view(cell=cell, model=victim.model, data=data, client_indices=victim.client_indices,
+                             granted=ALL_BUT_WHITEBOX, n_targets=16)
+    client_tensors = list(victim.model.heads.parameters()) + list(victim.model.tails.parameters())
+    client_tensors += victim.model.defense.client_parameters()
+    tensors = list(reachable_tensors(view))
+    assert tensors, "the walk found nothing: the test would pass vacuously"
+    pointers = {t.data_ptr() for t in tensors}
+    for p in client_tensors:
+        assert p.data_ptr() not in pointers
+        assert not any(t.shape == p.shape and torch.equal(t, p.detach()) for t in tensors)
+    members = data.members.x
+    for t in tensors:
+        if t.dim() == 4 and t.shape[1:] == members.shape[1:]:
+            assert not any(torch.equal(row, m) for row in t[:64] for m in truth.x), "a target's input leaked"
+    # the server copy of the defense has no client half (the learned 1×1 client conv is absent)
+    assert view.server_defense.client_parameters() == []
+    # the client architecture factory builds a fresh head, not the trained one
+    fresh = view.client_factory()
+    assert not torch.equal(fresh.head[0].weight, victim.model.heads[0][0].weight)
+
+
+def test_member_inputs_appear_only_when_granted(trained):
+    cell, data, victim = trained
+    kwargs = dict(cell=cell, model=victim.model, data=data, client_indices=victim.client_indices, n_targets=16)
+    view, _ = build_view(granted=frozenset(), **kwargs)
+    assert view.members is None and view.aux is None and view.client_factory is None and view.public_state is None
+    assert view.targets.inputs is None and view.targets.grads is None
+    white_box, _ = build_view(granted=frozenset({Capability.MEMBER_INPUTS}), **kwargs)
+    assert white_box.members.inputs is not None and white_box.targets.inputs is None
+
+
+def test_missing_requirement_fails_at_construction_naming_it(trained):
+    cell, data, victim = trained
+    view, _ = build_view(cell=cell, model=victim.model, data=data, client_indices=victim.client_indices,
+                         granted=frozenset(), n_targets=16)
+    with pytest.raises(MissingCapabilityError, match="member_inputs"):
+        ATTACKS.get("decoder-ref")(view=view, profile="smoke")
+    with pytest.raises(MissingCapabilityError, match="aux_queries"):
+        ATTACKS.get("decoder")(view=view, profile="smoke")
