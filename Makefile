@@ -13,7 +13,7 @@ install-test:
 	$(PIP) install -q -e '.[test]'
 
 demo: install
-	bench run --profile cpu --defense raw,lightsplit-f --cr 8,16,32 --seeds 0 --out results/demo
+	bench run --profile cpu --defense raw,lightsplit-f --cr 8 --attack decoder-ref,unsplit --seeds 0 --out results/demo
 
 test: install-test
 	$(PYTHON) -m pytest tests

@@ -12,31 +12,34 @@ from torch.nn import functional as F
 class ConvImageDecoder(nn.Module):
     """A cut-shaped map ``(C, h, w)`` → image ``(c, H, W)`` in [0, 1].
 
-    FORA's decoder for shallow cuts (ConvT stride 2 + BN + LeakyReLU(0.2), then a conv to the image
-    channels) with the stride-2 transposed convolution replaced by a bilinear upsample to the input
-    size, so one design fits every cut (MNIST's 12×12 → 28×28 is not a factor of two), and a sigmoid
-    output because images live in [0, 1] here (FORA uses tanh on [-1, 1]).
+    After FORA's decoder for shallow cuts (a stride-2 transposed conv + BN + LeakyReLU(0.2), then a
+    conv to the image channels), reshaped to fit every cut and a 2-core CPU: two conv blocks at the
+    cut's resolution, a bilinear upsample to the input size (MNIST's 12×12 → 28×28 is not a factor
+    of two), a narrow conv block at full resolution, and a sigmoid output because images live in
+    [0, 1] here (FORA uses tanh on [-1, 1]). Most of the work stays at the cut's resolution.
 
     Args:
         in_shape: ``(C, h, w)`` of the input map.
         out_shape: ``(c, H, W)`` of the image.
-        width: channels of the hidden layers.
+        width: channels of the low-resolution blocks (a quarter of it at full resolution).
     """
 
-    def __init__(self, in_shape: tuple[int, int, int], out_shape: tuple[int, int, int], width: int = 128) -> None:
+    def __init__(self, in_shape: tuple[int, int, int], out_shape: tuple[int, int, int], width: int = 64) -> None:
         super().__init__()
         self.out_shape = tuple(out_shape)
-        self.stem = nn.Sequential(
-            nn.Conv2d(in_shape[0], width, 3, padding=1), nn.BatchNorm2d(width), nn.LeakyReLU(0.2)
+        narrow = max(4, width // 4)
+        self.low = nn.Sequential(
+            nn.Conv2d(in_shape[0], width, 3, padding=1), nn.BatchNorm2d(width), nn.LeakyReLU(0.2),
+            nn.Conv2d(width, width, 3, padding=1), nn.BatchNorm2d(width), nn.LeakyReLU(0.2),
         )
-        self.body = nn.Sequential(
-            nn.Conv2d(width, width // 2, 3, padding=1), nn.BatchNorm2d(width // 2), nn.LeakyReLU(0.2),
-            nn.Conv2d(width // 2, out_shape[0], 3, padding=1),
+        self.high = nn.Sequential(
+            nn.Conv2d(width, narrow, 3, padding=1), nn.BatchNorm2d(narrow), nn.LeakyReLU(0.2),
+            nn.Conv2d(narrow, out_shape[0], 3, padding=1),
         )
 
     def forward(self, z: Tensor) -> Tensor:
-        h = F.interpolate(self.stem(z), size=self.out_shape[1:], mode="bilinear", align_corners=False)
-        return torch.sigmoid(self.body(h))
+        h = F.interpolate(self.low(z), size=self.out_shape[1:], mode="bilinear", align_corners=False)
+        return torch.sigmoid(self.high(h))
 
 
 class VectorToMap(nn.Module):
@@ -75,7 +78,7 @@ class DecoderBudget:
     epochs: int
     batch_size: int = 64
     lr: float = 1e-3
-    width: int = 128
+    width: int = 64
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 2 or self.lr <= 0 or self.width < 2:

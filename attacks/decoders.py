@@ -14,7 +14,7 @@ from defenses.payload import Payload, SparsePayload
 
 BUDGETS = {
     "smoke": DecoderBudget(epochs=2, width=32),
-    "cpu": DecoderBudget(epochs=20, width=128),
+    "cpu": DecoderBudget(epochs=15, width=64),
     "paper": DecoderBudget(epochs=100, width=256),
 }
 

@@ -16,15 +16,24 @@ from bench.views import build_view
 
 # Datasets scored with the foreground mask of App. B-C3/B-D (black background).
 MASKED_DATASETS = ("mnist", "fashion-mnist", "digits")
+# Attacks whose released scoring min-max normalises each reconstruction first (UnSplit's L2 prior
+# leaves dim images); both scorings are recorded, the normalised one with a ``_minmax`` suffix.
+MINMAX_SCORED_ATTACKS = ("unsplit",)
 
 
 def score_reconstructions(cell: Cell, recon: torch.Tensor, truth: torch.Tensor) -> tuple[dict, dict]:
     """Image metrics (with the foreground-masked variants on MNIST-like data) or tabular R²."""
-    from bench.metrics import image_metrics, median_r2
+    from bench.metrics import image_metrics, median_r2, minmax_normalise
 
     if recon.dim() == 2:
         return {"median_r2": median_r2(recon, truth)}, {}
-    return image_metrics(recon, truth, masked=cell.dataset in MASKED_DATASETS)
+    masked = cell.dataset in MASKED_DATASETS
+    metrics, notes = image_metrics(recon, truth, masked=masked)
+    if cell.attack in MINMAX_SCORED_ATTACKS:
+        more, more_notes = image_metrics(minmax_normalise(recon), truth, masked=masked)
+        metrics.update({f"{k}_minmax": v for k, v in more.items()})
+        notes.update({f"{k}_minmax": v for k, v in more_notes.items()})
+    return metrics, notes
 
 
 def run_attack_cell(
