@@ -55,6 +55,12 @@ class Attack(ABC):
     Subclasses declare ``threat_model``, ``requires`` (capabilities of the view), ``kinds`` (the data
     kinds they apply to: ``image``, ``tabular``) and implement :meth:`run`.
 
+    Co-training attacks (``COTRAIN``) also implement ``on_step(view: CutView)``: they are built
+    before training from a view without targets, watch every step, and get the trained run's view
+    through :meth:`update_view` before :meth:`run`. Active attacks (``ACTIVE``) implement
+    ``client_gradient(view: CutView) -> Tensor`` and may set ``training_epochs`` (the length of the
+    hijacked run; default: the profile's).
+
     Args:
         view: what the server holds.
         profile: name of the budget profile (``smoke``, ``cpu``, ``paper``).
@@ -69,14 +75,18 @@ class Attack(ABC):
     kinds: ClassVar[tuple[str, ...]] = ("image",)
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
+        self.profile = profile
+        self.seed = seed
+        self.update_view(view)
+
+    def update_view(self, view: AttackerView) -> None:
+        """Hand the attack a (newer) view, e.g. the trained run's targets after co-training."""
         missing = sorted(c.value for c in self.requires - view.granted)
         if missing:
             raise MissingCapabilityError(f"{type(self).__name__} needs {', '.join(missing)}, which the view does not grant")
         if view.kind not in self.kinds:
             raise MissingCapabilityError(f"{type(self).__name__} applies to {'/'.join(self.kinds)} data, not {view.kind}")
         self.view = view
-        self.profile = profile
-        self.seed = seed
 
     @abstractmethod
     def run(self) -> AttackOutput:

@@ -74,6 +74,9 @@ class AttackerView:
         members: other members' (payload, input) pairs (``MEMBER_INPUTS``, white-box ceiling only).
         client_factory: builds a fresh client path, head plus the defense's encoder with its public
             state (``CLIENT_ARCHITECTURE``).
+        defense_factory: builds a fresh copy of the defense (public operations and state such as R;
+            trainable parts freshly initialised; no DP noise) for attackers that pass their own
+            features through the same bottleneck (``DEFENSE_PUBLIC_STATE``).
     """
 
     granted: frozenset[Capability]
@@ -89,3 +92,4 @@ class AttackerView:
     aux: Observation | None = None
     members: Observation | None = None
     client_factory: Callable[[], nn.Module] | None = None
+    defense_factory: Callable[[], Defense] | None = None

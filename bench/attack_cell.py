@@ -11,7 +11,8 @@ from bench.artifacts import save_reconstruction_grid
 from bench.cell import Cell
 from bench.data.splits import CarvedData
 from bench.profiles import Profile
-from bench.train import train_victim
+from bench.data.splits import partition
+from bench.train import build_model, train_victim
 from bench.views import build_view
 
 # Datasets scored with the foreground mask of App. B-C3/B-D (black background).
@@ -41,19 +42,40 @@ def run_attack_cell(
 ) -> tuple[dict[str, float | None], dict[str, str]]:
     """Metrics of one attack cell: the victim's utility, then the attack's scores.
 
-    Passive attacks run on the cached trained victim; the view grants exactly what the attack
-    declares it requires.
+    The view grants exactly what the attack declares it requires. Passive attacks run on the cached
+    trained victim. Co-training attacks watch a training run (which they do not change, so its
+    victim is cached for the others); active attacks get their own, hijacked run. Their wall time
+    includes that run.
     """
     attack_cls = ATTACKS.get(cell.attack)
-    if attack_cls.threat_model is not ThreatModel.PASSIVE:
-        raise NotImplementedError(f"{cell.attack}: {attack_cls.threat_model.value} attacks need the co-training runner")
-    trained = train_victim(cell, data=data, profile=profile, cache_dir=cache_dir)
+    started = time.perf_counter()
+    if attack_cls.threat_model is ThreatModel.PASSIVE:
+        trained = train_victim(cell, data=data, profile=profile, cache_dir=cache_dir)
+        attack = None
+        started = time.perf_counter()
+    else:
+        fresh = build_model(cell, data)
+        indices = partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)
+        pre_view, _ = build_view(
+            cell=cell, model=fresh, data=data, client_indices=indices, granted=attack_cls.requires,
+            n_targets=profile.targets, with_targets=False,
+        )
+        attack = attack_cls(view=pre_view, profile=cell.profile, seed=cell.seed)
+        if attack_cls.threat_model is ThreatModel.COTRAIN:
+            trained = train_victim(cell, data=data, profile=profile, cache_dir=cache_dir, observers=[attack])
+        else:
+            trained = train_victim(
+                cell, data=data, profile=profile, active=attack, epochs=getattr(attack, "training_epochs", None)
+            )
     view, truth = build_view(
         cell=cell, model=trained.model, data=data, client_indices=trained.client_indices,
         granted=attack_cls.requires, n_targets=profile.targets,
     )
-    started = time.perf_counter()
-    output = attack_cls(view=view, profile=cell.profile, seed=cell.seed).run()
+    if attack is None:
+        attack = attack_cls(view=view, profile=cell.profile, seed=cell.seed)
+    else:
+        attack.update_view(view)
+    output = attack.run()
     metrics: dict[str, float | None] = dict(trained.metrics)
     notes: dict[str, str] = dict(output.notes)
     metrics.update(output.scores)

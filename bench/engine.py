@@ -13,7 +13,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from bench.channel import DOWN, UP, Channel
-from bench.observer import CutObserver, CutView
+from bench.observer import ActiveServer, CutObserver, CutView, ServerHandle
 from defenses.base import Defense
 from defenses.payload import as_vector, cross_to_server, detach, values_of, wire_tensors
 from defenses.wcc import within_class_scatter
@@ -78,16 +78,25 @@ class SplitTrainer:
         lr: Adam learning rate of every party.
         lambda_wcc: weight of the within-class compaction loss on the payload (client side).
         observers: server-side hooks called with a :class:`CutView` after every step.
+        active: a malicious server that replaces the gradient the client receives (``None``: honest).
     """
 
     def __init__(
-        self, *, model: SplitModel, lr: float, lambda_wcc: float = 0.0, observers: Iterable[CutObserver] = ()
+        self,
+        *,
+        model: SplitModel,
+        lr: float,
+        lambda_wcc: float = 0.0,
+        observers: Iterable[CutObserver] = (),
+        active: ActiveServer | None = None,
     ) -> None:
         if lambda_wcc < 0:
             raise ValueError(f"lambda_wcc must be >= 0, got {lambda_wcc}")
         self.model = model
         self.lambda_wcc = lambda_wcc
         self.observers = list(observers)
+        self.active = active
+        self.server_handle = ServerHandle(model.backbone, model.defense)
         self.channel = Channel()
         self.step_count = 0
         self.epoch = 0
@@ -136,9 +145,14 @@ class SplitTrainer:
             loss.backward()
             labels_seen = y
         grad = values_of(received).grad
-        view = CutView(self.step_count, self.epoch, client, detach(received), grad.detach().clone(), labels_seen)
-        for observer in self.observers:
-            observer.on_step(view)
+        view = None
+        if self.observers or self.active is not None:
+            view = CutView(
+                self.step_count, self.epoch, client, detach(received), grad.detach().clone(), labels_seen,
+                self.server_handle,
+            )
+        if self.active is not None:
+            grad = self.active.client_gradient(view).detach()
         channel.send("cut", DOWN, grad)
         # client: backward through the encoder and head with the returned gradient + local losses
         local = model.defense.client_loss(payload, y)
@@ -151,6 +165,11 @@ class SplitTrainer:
         torch.autograd.backward(tensors, grads)
         for opt in client_opts + [self.server_optimizer]:
             opt.step()
+        # Observers run after both parties stepped, in a forked RNG state: whatever they compute or
+        # draw cannot reach this step's updates or the victim's later randomness.
+        for observer in self.observers:
+            with torch.random.fork_rng(devices=[]):
+                observer.on_step(view)
         channel.count_samples(len(y))
         self.step_count += 1
         return float(loss.detach())

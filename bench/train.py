@@ -17,7 +17,7 @@ from bench.cell import Cell
 from bench.channel import DOWN, UP
 from bench.data.splits import CarvedData, partition
 from bench.engine import SplitModel, SplitTrainer, accuracy
-from bench.observer import CutObserver
+from bench.observer import ActiveServer, CutObserver
 from bench.profiles import Profile
 from defenses import build_defense
 from victims import VICTIMS
@@ -82,13 +82,23 @@ def train_victim(
     profile: Profile,
     cache_dir: Path | None = None,
     observers: Iterable[CutObserver] = (),
+    active: ActiveServer | None = None,
+    epochs: int | None = None,
 ) -> TrainedVictim:
     """Train the cell's victim under its defense and measure utility and bytes on the wire.
 
     A cached victim (same ``cell.victim_key``) is loaded instead of retrained, unless observers
-    must watch the training run.
+    must watch the training run. Observers do not change the run, so its victim is cached; a run
+    with an active (malicious) server or a non-default length is neither read from nor written to
+    the cache.
+
+    Args:
+        epochs: training length (default: the profile's).
     """
     observers = list(observers)
+    if active is not None or epochs is not None:
+        cache_dir = None
+    epochs = profile.epochs if epochs is None else epochs
     cache_file = cache_dir / f"{cell.victim_key}.pt" if cache_dir else None
     seed_everything(cell.seed)
     model = build_model(cell, data)
@@ -100,19 +110,20 @@ def train_victim(
         model.load_state_dict(saved["state"])
         return TrainedVictim(model, saved["metrics"], client_indices, from_cache=True)
 
-    trainer = SplitTrainer(model=model, lr=profile.lr, lambda_wcc=cell.lambda_wcc, observers=observers)
+    trainer = SplitTrainer(
+        model=model, lr=profile.lr, lambda_wcc=cell.lambda_wcc, observers=observers, active=active
+    )
     generator = torch.Generator().manual_seed(cell.seed)
     loaders = [
         _Epoch(data.members.x[idx], data.members.y[idx], profile.batch_size, generator) for idx in client_indices
     ]
     started = time.perf_counter()
     loss = float("nan")
-    for _ in range(profile.epochs):
+    for _ in range(epochs):
         loss = trainer.train_epoch(loaders)
     train_seconds = time.perf_counter() - started
 
     channel = trainer.channel
-    epochs = profile.epochs
     metrics = {
         "accuracy": accuracy(model, data.test.x, data.test.y, batch_size=profile.eval_batch_size),
         "final_train_loss": loss,

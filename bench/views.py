@@ -62,6 +62,13 @@ def client_factory(cell: Cell, data: CarvedData) -> Callable[[], ClientPath]:
     return build
 
 
+def defense_factory(cell: Cell, cut_shape: tuple[int, ...]) -> Callable[[], Defense]:
+    """Builds fresh copies of the cell's defense without payload transforms (no DP noise)."""
+    base_name, _ = split_name(cell.defense)
+    seed, params, shape = cell.seed, cell.defense_params(), tuple(cut_shape)
+    return lambda: build_defense(base_name, cut_shape=shape, seed=seed, **params)
+
+
 def _concat(payloads: list[Payload]) -> Payload:
     if isinstance(payloads[0], SparsePayload):
         return SparsePayload(
@@ -155,18 +162,24 @@ def build_view(
     client_indices: list[Tensor],
     granted: frozenset[Capability],
     n_targets: int,
+    with_targets: bool = True,
 ) -> tuple[AttackerView, ArraySplit]:
     """The view an attack with ``granted`` capabilities gets, and the targets' truth (kept by bench).
+
+    ``with_targets=False`` gives the view a co-training attack starts from, before training: its
+    targets are empty until the trained run's view replaces it.
 
     Raises:
         ValueError: when ``n_targets`` leaves no member for white-box training.
     """
     split = split_targets(data, client_indices, n_targets)
     grads = Capability.CUT_GRADIENTS in granted
-    target_payloads, target_grads = _observe(model, split.targets, split.target_owner, grads)
-    targets = Observation(payloads=target_payloads, grads=target_grads)
+    targets = Observation()
+    if with_targets:
+        target_payloads, target_grads = _observe(model, split.targets, split.target_owner, grads)
+        targets = Observation(payloads=target_payloads, grads=target_grads)
     members = None
-    if Capability.MEMBER_INPUTS in granted:
+    if Capability.MEMBER_INPUTS in granted and with_targets:
         if len(split.rest) == 0:
             raise ValueError("no members left for white-box training after choosing the targets")
         rest_payloads, rest_grads = _observe(model, split.rest, split.rest_owner, grads)
@@ -196,5 +209,8 @@ def build_view(
         aux=aux,
         members=members,
         client_factory=client_factory(cell, data) if Capability.CLIENT_ARCHITECTURE in granted else None,
+        defense_factory=(
+            defense_factory(cell, model.cut_shape) if Capability.DEFENSE_PUBLIC_STATE in granted else None
+        ),
     )
     return view, split.targets
