@@ -103,7 +103,7 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total += float(loss) * len(idx)
+            total += loss.item() * len(idx)
         history.append(total / n)
     return history
 
