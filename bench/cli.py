@@ -152,6 +152,31 @@ def run_command(**opts) -> None:
         sys.exit(1)
 
 
+@main.command("verify")
+@click.option("--results", "results_dir", required=True, type=click.Path(file_okay=False), help="A results folder.")
+@click.option("--profile", default=None, help="Profile to check (default: the only one stored).")
+def verify_command(results_dir: str, profile: str | None) -> None:
+    """Compare stored results with the paper's registered claims: held, not held, or not testable."""
+    from bench.claims import verify
+    from bench.store import ResultStore
+
+    table = ResultStore(Path(results_dir)).table()
+    if table.empty:
+        raise click.UsageError(f"no stored results under {results_dir}")
+    profiles = sorted(table["profile"].dropna().unique())
+    if profile is None:
+        if len(profiles) != 1:
+            raise click.UsageError(f"results hold profiles {', '.join(profiles)}; pick one with --profile")
+        profile = profiles[0]
+    elif profile not in profiles:
+        raise click.UsageError(f"no results of profile '{profile}' under {results_dir}")
+    verdicts = verify(table, profile)
+    for v in verdicts:
+        click.echo(f"[{v.status:^12}] {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
+    counts = {s: sum(v.status == s for v in verdicts) for s in ("held", "not held", "not testable")}
+    click.echo(f"{counts['held']} held, {counts['not held']} not held, {counts['not testable']} not testable ({profile} profile)")
+
+
 def _run_with_progress(cells, store, ctx, *, quiet: bool):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 

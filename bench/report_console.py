@@ -18,6 +18,7 @@ SHOWN = (
     ("lpips", "LPIPS", "{:.3f}"),
     ("median_r2", "median R²", "{:.3f}"),
     ("reid_accuracy", "re-ID acc", "{:.3f}"),
+    ("dp_epsilon_total", "ε (δ=1e-5)", "{:.3g}"),
 )
 GROUP = ["dataset", "victim", "cut", "defense", "cr", "sigma", "tile", "width", "lambda_wcc", "attack"]
 

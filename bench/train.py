@@ -18,6 +18,7 @@ from bench.channel import DOWN, UP
 from bench.data.splits import CarvedData, partition
 from bench.engine import SplitModel, SplitTrainer, accuracy
 from bench.observer import ActiveServer, CutObserver
+from bench.privacy import dp_metrics
 from bench.profiles import Profile
 from defenses import build_defense
 from victims import VICTIMS
@@ -136,6 +137,8 @@ def train_victim(
         "train_seconds": train_seconds,
         **{k: float(v) for k, v in model.defense.describe().items()},
     }
+    if cell.sigma is not None:
+        metrics.update(dp_metrics(sigma=cell.sigma, epochs=epochs))
     if cache_file is not None:
         _atomic_torch_save({"state": model.state_dict(), "metrics": metrics, "cell": cell.as_dict()}, cache_file)
     return TrainedVictim(model, metrics, client_indices)

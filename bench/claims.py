@@ -1,0 +1,148 @@
+"""The paper's headline numbers as registered claims, checked against stored results by ``bench verify``.
+
+A claim is either a *value* (a cell's metric equals the paper's number within a tolerance, meant for
+the ``paper`` profile) or an *ordering* (one configuration beats another on a metric, which is what
+a scaled-down ``cpu`` run can test). Means are over seeds of converged runs (diverged runs left out).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+HELD, NOT_HELD, NOT_TESTABLE = "held", "not held", "not testable"
+
+
+@dataclass(frozen=True)
+class Selector:
+    """A configuration: every given factor must match (``None`` matches anything)."""
+
+    defense: str
+    attack: str = "none"
+    cr: float | None = None
+    lambda_wcc: float = 0.0
+    sigma: float | None = None
+    dataset: str | None = None
+
+    def mask(self, table: pd.DataFrame) -> pd.Series:
+        m = (table["defense"] == self.defense) & (table["attack"] == self.attack)
+        m &= table["lambda_wcc"].fillna(0.0) == self.lambda_wcc
+        for name in ("cr", "sigma"):
+            value = getattr(self, name)
+            m &= table[name].isna() if value is None else (table[name] == value)
+        if self.dataset is not None:
+            m &= table["dataset"] == self.dataset
+        return m
+
+    def label(self) -> str:
+        parts = [self.defense] + ([f"CR {self.cr:g}"] if self.cr else []) + (
+            [f"λ {self.lambda_wcc:g}"] if self.lambda_wcc else []) + ([f"σ {self.sigma:g}"] if self.sigma else [])
+        return " ".join(parts) + (f" / {self.attack}" if self.attack != "none" else "")
+
+
+@dataclass(frozen=True)
+class Claim:
+    """One registered claim.
+
+    Attributes:
+        id: short identifier.
+        table: where the paper states it (``"Table III"``, ``"Sect. I"``).
+        text: the claim in words.
+        metric: the metric compared.
+        left: the configuration the claim is about.
+        relation: ``"<"`` or ``">"`` (ordering: left relation right), or ``"≈"`` (value).
+        right: the configuration compared against (orderings).
+        factor: orderings compare ``left`` with ``factor × right`` (e.g. 0.94 for "keeps 94% of raw").
+        value, tolerance: the paper's number and the allowed absolute deviation (values).
+        profiles: the profiles the claim is checked on.
+    """
+
+    id: str
+    table: str
+    text: str
+    metric: str
+    left: Selector
+    relation: str
+    right: Selector | None = None
+    factor: float = 1.0
+    value: float | None = None
+    tolerance: float = 0.0
+    profiles: tuple[str, ...] = field(default=("cpu", "paper"))
+
+
+def _ordering(cid, table, text, metric, left, relation, right, factor=1.0, profiles=("cpu", "paper")) -> Claim:
+    return Claim(cid, table, text, metric, left, relation, right, factor=factor, profiles=profiles)
+
+
+def _ls_beats(base: str, attack: str, cr: float, table: str) -> Claim:
+    return _ordering(
+        f"{attack}-ssim-lsf-below-{base}-cr{cr:g}", table,
+        f"{attack}: LightSplit-F lowers SSIM more than {base} at CR {cr:g}", "ssim",
+        Selector("lightsplit-f", attack, cr), "<", Selector(base, attack, cr),
+    )
+
+
+CLAIMS: list[Claim] = [
+    *[_ls_beats(base, "decoder-ref", cr, "Table XIII") for base in ("topk", "learned-1x1") for cr in (8.0, 16.0, 32.0)],
+    *[_ls_beats(base, "sdar", 8.0, "Table III") for base in ("topk", "learned-1x1")],
+    *[_ls_beats(base, "fora", 8.0, "Table III") for base in ("topk", "learned-1x1")],
+    _ordering("unsplit-masked-mse-lsf-above-raw", "Table III", "UnSplit: LightSplit-F raises the foreground-masked MSE over raw (+27% on MNIST)",
+              "masked_mse", Selector("lightsplit-f", "unsplit", 8.0), ">", Selector("raw", "unsplit")),
+    _ordering("unsplit-masked-mse-lsf-above-topk", "Table III", "UnSplit: top-K lands between raw and LightSplit-F",
+              "masked_mse", Selector("lightsplit-f", "unsplit", 8.0), ">", Selector("topk", "unsplit", 8.0)),
+    _ordering("sdar-wcc-lowers-ssim", "Table III", "SDAR: WCC (λ=0.1) lowers LightSplit-F's SSIM at CR 8",
+              "ssim", Selector("lightsplit-f", "sdar", 8.0, lambda_wcc=0.1), "<", Selector("lightsplit-f", "sdar", 8.0)),
+    _ordering("sdar-lsf-dp-below-lsf", "Table III", "SDAR: LightSplit-F+DP is more private than LightSplit-F alone",
+              "ssim", Selector("lightsplit-f+dp", "sdar", 8.0, sigma=0.02), "<", Selector("lightsplit-f", "sdar", 8.0)),
+    _ordering("sdar-lsf-dp-below-dp", "Table III", "SDAR: LightSplit-F+DP is more private than DP alone",
+              "ssim", Selector("lightsplit-f+dp", "sdar", 8.0, sigma=0.02), "<", Selector("dp", "sdar", sigma=0.02)),
+    _ordering("fsha-lsf-below-raw", "Table XV", "FSHA: LightSplit-F degrades the active attacker (SSIM below raw)",
+              "ssim", Selector("lightsplit-f", "fsha", 8.0), "<", Selector("raw", "fsha")),
+    *[_ordering(f"utility-lsf-keeps-94pct-cr{cr:g}", "Sect. I", f"LightSplit-F keeps ≥ 94% of raw accuracy at CR {cr:g}",
+                "accuracy", Selector("lightsplit-f", cr=cr), ">", Selector("raw"), factor=0.94) for cr in (8.0, 16.0, 32.0)],
+    Claim("sdar-raw-l4-ssim", "Table X", "SDAR reconstructs the undefended CIFAR-10 L=4 cut at SSIM 0.83", "ssim",
+          Selector("raw", "sdar", dataset="cifar10"), "≈", value=0.83, tolerance=0.05, profiles=("paper",)),
+]
+
+
+def _mean(table: pd.DataFrame, selector: Selector, metric: str) -> tuple[float | None, int]:
+    """Mean over seeds of ``metric`` for ``selector``, leaving out diverged runs."""
+    rows = table[selector.mask(table) & (table["status"] == "ok")]
+    diverged = set(rows[(rows["metric"] == "diverged") & (rows["value"] == 1)]["cell_id"])
+    values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(diverged)]["value"].dropna()
+    return (float(values.mean()) if len(values) else None), len(values)
+
+
+@dataclass(frozen=True)
+class Verdict:
+    claim: Claim
+    status: str
+    detail: str
+
+
+def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> list[Verdict]:
+    """Check every claim registered for ``profile`` against the stored results of that profile."""
+    table = table[table["profile"] == profile]
+    verdicts = []
+    for claim in (c for c in claims if profile in c.profiles):
+        left, n_left = _mean(table, claim.left, claim.metric)
+        if claim.relation == "≈":
+            if left is None:
+                verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {claim.left.label()} cells"))
+                continue
+            ok = abs(left - claim.value) <= claim.tolerance
+            verdicts.append(Verdict(claim, HELD if ok else NOT_HELD,
+                                    f"{claim.metric} {left:.4f} (n={n_left}) vs paper {claim.value} ± {claim.tolerance}"))
+            continue
+        right, n_right = _mean(table, claim.right, claim.metric)
+        if left is None or right is None:
+            missing = claim.left if left is None else claim.right
+            verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {missing.label()} cells"))
+            continue
+        target = claim.factor * right
+        ok = left < target if claim.relation == "<" else left > target
+        scale = f"{claim.factor:g}×" if claim.factor != 1 else ""
+        verdicts.append(Verdict(claim, HELD if ok else NOT_HELD,
+                                f"{claim.metric}: {claim.left.label()} {left:.4f} (n={n_left}) {claim.relation} "
+                                f"{scale}{claim.right.label()} {target:.4f} (n={n_right})"))
+    return verdicts
