@@ -32,6 +32,24 @@ class BenchGroup(click.Group):
             sys.exit(2)
 
 
+def _load_plugins(ctx: click.Context, param: click.Parameter, paths: tuple[str, ...]) -> None:
+    from bench.registry import load_plugin
+
+    for path in paths:
+        try:
+            load_plugin(path)
+        except FileNotFoundError as err:
+            raise click.BadParameter(str(err), param_hint="--plugin") from None
+        except Exception as err:  # a plugin that fails to import is the user's input error
+            raise click.BadParameter(f"{path} failed to import: {type(err).__name__}: {err}", param_hint="--plugin") from None
+
+
+plugin_option = click.option(
+    "--plugin", multiple=True, type=click.Path(), callback=_load_plugins, expose_value=False,
+    help="Python file registering extra defenses, attacks, victims or datasets.",
+)
+
+
 def _split(kind: type, value: str, option: str) -> tuple:
     items = [v.strip() for v in value.split(",") if v.strip()] if value else []
     try:
@@ -41,20 +59,17 @@ def _split(kind: type, value: str, option: str) -> tuple:
 
 
 @click.group(cls=BenchGroup)
-@click.option("--plugin", "plugins", multiple=True, type=click.Path(), help="Python file registering extra entries.")
-def main(plugins: tuple[str, ...]) -> None:
+@plugin_option
+def main() -> None:
     """A benchmark suite for privacy at the split-learning cut layer."""
     import attacks  # noqa: F401  (registration)
     import bench.data  # noqa: F401
     import defenses  # noqa: F401
     import victims  # noqa: F401
-    from bench.registry import load_plugin
-
-    for plugin in plugins:
-        load_plugin(plugin)
 
 
 @main.command("list")
+@plugin_option
 def list_command() -> None:
     """Print every registry: datasets, victims and cuts, defenses and their knobs, attacks, profiles."""
     from attacks import ATTACKS
@@ -81,6 +96,7 @@ def list_command() -> None:
 
 
 @main.command("run")
+@plugin_option
 @click.option("--dataset", default="auto", show_default=True, help="Comma list; 'auto' = offline MNIST if present, else digits.")
 @click.option("--victim", default=None, help="Victim model (default: the dataset's usual victim).")
 @click.option("--cut", default=None, help="Cut name (default: the victim's default cut).")
@@ -104,11 +120,8 @@ def list_command() -> None:
 @click.option("--quiet", is_flag=True, help="No progress bar or table.")
 def run_command(**opts) -> None:
     """Train every cell of the grid and store one record per cell."""
-    from bench.data.root import MissingDataError
-    from bench.report_console import print_utility_table
-    from bench.runner import RunContext, run_grid
-    from bench.store import ResultStore
     from bench.data.autodetect import resolve_datasets
+    from bench.report_console import print_utility_table
 
     data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
     spec = GridSpec(
@@ -130,26 +143,104 @@ def run_command(**opts) -> None:
         alpha=opts["alpha"],
         clients=opts["clients"],
     )
+    summary, store, cells = _execute(spec, data_root, Path(opts["out"]), download=opts["download"], quiet=opts["quiet"])
+    if not opts["quiet"]:
+        print_utility_table(store.collect(), cells)
+    _finish(summary, store)
+
+
+def _execute(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None):
+    """Expand, load every dataset (missing data fails before anything is written), run the grid."""
+    from bench.data.root import MissingDataError
+    from bench.runner import RunContext
+    from bench.store import ResultStore
+
     cells = expand(spec)
-    out = Path(opts["out"])
-    ctx = RunContext(
-        data_root=data_root, download=opts["download"], cache_dir=out / "checkpoints", artifacts_dir=out / "grids"
-    )
-    try:  # load every dataset before the first cell, so missing data fails before anything is written
+    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids")
+    try:
         for dataset in spec.datasets:
             ctx.data(dataset, spec.profile)
     except MissingDataError as err:
         raise GridError(str(err)) from None
     store = ResultStore(out)
-    summary = _run_with_progress(cells, store, ctx, quiet=opts["quiet"])
-    if not opts["quiet"]:
-        print_utility_table(store.collect(), cells)
+    if before_run is not None:
+        before_run(cells, store)
+    return _run_with_progress(cells, store, ctx, quiet=quiet), store, cells
+
+
+def _finish(summary, store) -> None:
     click.echo(
         f"{summary.ran} cells run, {summary.skipped} already stored, {len(summary.failed)} failed; "
         f"results in {store.root}/results.parquet"
     )
     if summary.failed:
         sys.exit(1)
+
+
+@main.command("compare")
+@plugin_option
+@click.option("--defense", required=True, help="The new defense(s) to compare, comma list.")
+@click.option("--cr", default="8,16,32", show_default=True)
+@click.option("--attack", default=",".join(("decoder-ref",)), show_default=True)
+@click.option("--seeds", default="0,1,2", show_default=True)
+@click.option("--profile", default="cpu", show_default=True)
+@click.option("--dataset", default="auto", show_default=True)
+@click.option("--data-root", default=None)
+@click.option("--baseline-results", default="results/issue3-attacks", show_default=True, type=click.Path(file_okay=False),
+              help="Stored results whose built-in cells are reused instead of rerun (when present).")
+@click.option("--out", default=None, type=click.Path(file_okay=False), help="Default: results/compare-<defense>.")
+@click.option("--quiet", is_flag=True)
+def compare_command(**opts) -> None:
+    """Run the standard comparison grid for a new defense against every built-in defense, reusing stored
+    built-in results, and write a leaderboard and a Pareto plot."""
+    from bench.data.autodetect import resolve_datasets
+    from bench.leaderboard import STANDARD_BASELINES, leaderboard, to_markdown
+    from bench.store import atomic_write_text
+
+    new = _split(str, opts["defense"], "--defense")
+    data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
+    attacks_ = _split(str, opts["attack"], "--attack")
+    spec = GridSpec(
+        datasets=datasets, defenses=tuple(dict.fromkeys(new + STANDARD_BASELINES)), seeds=_split(int, opts["seeds"], "--seeds"),
+        profile=opts["profile"], crs=_split(float, opts["cr"], "--cr"), attacks=attacks_,
+    )
+    out = Path(opts["out"] or f"results/compare-{'-'.join(new)}")
+    baseline = Path(opts["baseline_results"])
+
+    def reuse_baselines(cells, store):
+        from bench.store import ResultStore
+
+        if not baseline.is_dir():
+            return
+        stored = ResultStore(baseline)
+        for cell in cells:
+            record = stored.load(cell) if cell.defense not in new else None
+            if record is not None and record.status == "ok" and not store.is_done(cell):
+                store.write(record)
+                grid = baseline / "grids" / f"{cell.id}.png"
+                if grid.exists():
+                    (out / "grids").mkdir(parents=True, exist_ok=True)
+                    (out / "grids" / grid.name).write_bytes(grid.read_bytes())
+
+    summary, store, _ = _execute(spec, data_root, out, download=True, quiet=opts["quiet"], before_run=reuse_baselines)
+    table = store.collect()
+    for attack in attacks_:
+        board = leaderboard(table, attack=attack)
+        text = to_markdown(board, attack=attack)
+        atomic_write_text(out / f"leaderboard-{attack}.md", text)
+        atomic_write_text(out / f"leaderboard-{attack}.csv", board.to_csv(index=False))
+        click.echo(text)
+    _write_pareto(table, out, attacks_[0])
+    _finish(summary, store)
+
+
+def _write_pareto(table, out: Path, attack: str) -> None:
+    try:
+        from bench.report.figures import pareto_figure
+    except ImportError:  # the figures module is optional for a comparison
+        return
+    for path in pareto_figure(table, out, attack=attack):
+        click.echo(f"wrote {path}")
 
 
 @main.command("verify")
