@@ -68,6 +68,15 @@ def main() -> None:
     import victims  # noqa: F401
 
 
+def _register_reports() -> None:
+    from bench.report.cli import register
+
+    register(main)
+
+
+_register_reports()
+
+
 @main.command("list")
 @plugin_option
 def list_command() -> None:

@@ -1,0 +1,229 @@
+"""Every statistic the reports show, computed in one place from the tidy result table.
+
+The tidy table (:func:`bench.store.records_to_table`) has one row per (cell, metric). Here:
+
+- a *configuration* is every :class:`bench.cell.Cell` field except ``seed``; its seeds are the runs;
+- a run whose ``diverged`` metric is 1 is left out of every metric of its cell and counted;
+- the mean over runs comes with the half-width of its 95% confidence interval (Student t, n − 1
+  degrees of freedom; NaN for a single run);
+- Δ vs Raw is computed per seed on the matched pair (the cell and the cell named by its
+  ``raw_cell_id``, which has the same seed), then aggregated like any other value, both as the
+  absolute difference ``x − raw`` and as the relative change ``(x − raw) / |raw| · 100``.
+
+All functions are pure: they return new frames and never change their input.
+"""
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
+import numpy as np
+import pandas as pd
+from scipy import stats
+
+from bench.cell import Cell
+
+if TYPE_CHECKING:
+    from pandas.api.typing import SeriesGroupBy
+
+CONFIG_FIELDS: tuple[str, ...] = tuple(f for f in Cell.field_names() if f != "seed")
+KNOB_FIELDS: tuple[str, ...] = ("alpha", "cr", "sigma", "tile", "width", "lambda_wcc")
+DIVERGED = "diverged"
+# Metrics of the trained victim: the same in every passive attack cell on that victim.
+VICTIM_METRICS = frozenset({
+    "accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample",
+    "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
+    "payload_values", "payload_bytes", "realized_cr", "train_seconds", "final_train_loss",
+})
+# Active attacks train their own, hijacked victim: their cells' utility is not the victim's.
+HIJACKED_ATTACKS = frozenset({"fsha"})
+STAT_COLUMNS = (
+    "mean", "ci", "n", "n_runs", "n_diverged", "note", "is_raw",
+    "delta", "delta_ci", "rel", "rel_ci", "n_pairs",
+)
+
+
+def select_profile(table: pd.DataFrame, profile: str | None = None) -> pd.DataFrame:
+    """The rows of one profile.
+
+    Args:
+        table: the tidy table.
+        profile: the profile to keep; ``None`` accepts the table only if it holds a single profile.
+
+    Returns:
+        The rows of that profile (a copy).
+
+    Raises:
+        ValueError: the profile is absent, or ``profile`` is None and the table mixes profiles.
+    """
+    present = sorted(str(p) for p in table["profile"].dropna().unique()) if "profile" in table else []
+    if profile is not None:
+        if profile not in present:
+            raise ValueError(f"profile '{profile}' is not in the results (present: {', '.join(present) or 'none'})")
+        return table[table["profile"] == profile].copy()
+    if len(present) > 1:
+        raise ValueError(f"the results mix profiles {', '.join(present)}; choose one (reports never mix profiles)")
+    return table.copy()
+
+
+def ok_rows(table: pd.DataFrame) -> pd.DataFrame:
+    """Rows of successful cells that carry a metric, with the defense knobs as floats (None → NaN)."""
+    rows = table[(table["status"] == "ok") & table["metric"].notna()].copy()
+    for knob in KNOB_FIELDS:
+        rows[knob] = pd.to_numeric(rows[knob], errors="coerce").astype(float)
+    if "note" not in rows:
+        rows["note"] = None
+    return rows
+
+
+def victim_view(table: pd.DataFrame) -> pd.DataFrame:
+    """The victims' own metrics (:data:`VICTIM_METRICS`), one cell per trained victim, attack ``none``.
+
+    A victim's utility is stored in every cell trained on it (attack ``none`` and every attack). This
+    keeps one cell per ``victim_key`` (the ``none`` cell if stored, else the first attack by name,
+    :data:`HIJACKED_ATTACKS` last), renames it to the victim (``cell_id`` = ``victim_key``,
+    ``attack`` = ``none``) and points its ``raw_cell_id`` at the matched raw victim, found through
+    any cell of the victim whose raw match is stored. An attack's divergence says nothing about the
+    victim, so it is not carried over.
+
+    Args:
+        table: the tidy table (any statuses).
+
+    Returns:
+        A tidy table of victim metrics, ready for :func:`aggregate`.
+    """
+    rows = ok_rows(table)
+    victim_of = dict(zip(rows["cell_id"], rows["victim_key"]))
+    pairs = rows[["victim_key", "raw_cell_id"]].drop_duplicates()
+    pairs = pairs.assign(raw_victim=pairs["raw_cell_id"].map(victim_of)).dropna(subset=["raw_victim"])
+    raw_victim = dict(zip(pairs["victim_key"], pairs["raw_victim"]))
+    rows = rows[rows["metric"].isin(VICTIM_METRICS)]
+    cells = rows[["cell_id", "victim_key", "attack"]].drop_duplicates("cell_id")
+    later = (cells["attack"] != "none").astype(int) + cells["attack"].isin(HIJACKED_ATTACKS).astype(int)
+    cells = cells.assign(_later=later).sort_values(["victim_key", "_later", "attack", "cell_id"])
+    chosen = set(cells.drop_duplicates("victim_key")["cell_id"])
+    out = rows[rows["cell_id"].isin(chosen)].copy()
+    out["raw_cell_id"] = out["victim_key"].map(raw_victim)
+    out["cell_id"] = out["victim_key"]
+    out["attack"] = "none"
+    return out
+
+
+def t_halfwidth(values: Iterable[float], level: float = 0.95) -> float:
+    """Half-width of the two-sided Student-t confidence interval of the mean.
+
+    Args:
+        values: finite observations (one per seed).
+        level: confidence level.
+
+    Returns:
+        ``t_{(1+level)/2, n-1} · s / √n`` with the sample standard deviation ``s`` (ddof 1);
+        NaN when fewer than two values.
+    """
+    x = np.asarray(list(values), dtype=float)
+    if len(x) < 2:
+        return math.nan
+    return float(stats.t.ppf((1 + level) / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
+
+
+def diverged_cells(table: pd.DataFrame) -> set[str]:
+    """Ids of the successful cells whose ``diverged`` metric is 1."""
+    rows = table[(table["status"] == "ok") & (table["metric"] == DIVERGED)]
+    return set(rows.loc[rows["value"] >= 0.5, "cell_id"])
+
+
+def paired_deltas(rows: pd.DataFrame) -> pd.DataFrame:
+    """Add ``delta`` (x − raw) and ``rel`` ((x − raw)/|raw|·100) per row, against the matched raw run.
+
+    The raw value is the same metric of the cell named by ``raw_cell_id`` (same seed), looked up
+    among ``rows`` themselves: pass only the runs to keep, so a diverged raw run has no match. Rows
+    whose value or raw match is absent or not finite get NaN; ``rel`` is also NaN for a raw value of 0.
+    """
+    finite = rows[np.isfinite(rows["value"])]
+    raw = dict(zip(zip(finite["cell_id"], finite["metric"]), finite["value"]))
+    matched = pd.Series([raw.get(k, math.nan) for k in zip(rows["raw_cell_id"], rows["metric"])], index=rows.index)
+    out = rows.assign(raw_value=matched.astype(float))
+    out["delta"] = (out["value"] - out["raw_value"]).where(np.isfinite(out["value"]))
+    scale = out["raw_value"].abs().replace(0.0, math.nan)
+    out["rel"] = out["delta"] / scale * 100.0
+    return out
+
+
+def aggregate(table: pd.DataFrame, *, metrics: Iterable[str] | None = None, level: float = 0.95) -> pd.DataFrame:
+    """Mean ± CI over seeds per (configuration, metric), with diverged runs left out and Δ vs Raw.
+
+    Args:
+        table: a tidy table of one profile (failed cells are ignored).
+        metrics: the metrics to keep (default: all).
+        level: confidence level of the intervals.
+
+    Returns:
+        One row per (configuration, metric): the :data:`CONFIG_FIELDS`, ``metric`` and
+        ``mean, ci, n`` (finite values of the non-diverged runs), ``n_runs`` (stored runs),
+        ``n_diverged``, ``note`` (the stored reason of a missing value, if any), ``is_raw`` (the
+        configuration is its own raw match), ``delta, delta_ci`` (x − raw), ``rel, rel_ci``
+        (relative change in %) and ``n_pairs`` (seeds with a matched raw value).
+
+    Raises:
+        ValueError: the table mixes profiles.
+    """
+    select_profile(table)
+    rows = ok_rows(table)
+    dropped = diverged_cells(rows)
+    if metrics is not None:
+        rows = rows[rows["metric"].isin(list(metrics))]
+    diverged = rows["cell_id"].isin(dropped)
+    rows = rows.assign(
+        _kept=rows["value"].where(~diverged & np.isfinite(rows["value"])), _self=rows["cell_id"] == rows["raw_cell_id"],
+        _diverged_cell=rows["cell_id"].where(diverged),
+        _note=rows["note"].where(~diverged & ~np.isfinite(rows["value"])),
+    )
+    paired = paired_deltas(rows[~diverged])
+    rows = rows.assign(_delta=paired["delta"], _rel=paired["rel"])  # NaN on the diverged runs
+    groups = rows.groupby(list(CONFIG_FIELDS) + ["metric"], dropna=False, sort=True)
+    out = pd.concat([
+        _mean_ci(groups["_kept"], level).rename(columns={"count": "n"}),
+        _mean_ci(groups["_delta"], level).rename(columns={"mean": "delta", "ci": "delta_ci", "count": "n_pairs"}),
+        _mean_ci(groups["_rel"], level).rename(columns={"mean": "rel", "ci": "rel_ci"}).drop(columns="count"),
+        groups["cell_id"].nunique().rename("n_runs"), groups["_diverged_cell"].nunique().rename("n_diverged"),
+        groups["_note"].first().rename("note"), groups["_self"].all().rename("is_raw"),
+    ], axis=1).reset_index()
+    out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
+    return out[list(CONFIG_FIELDS) + ["metric", *STAT_COLUMNS]]
+
+
+def _mean_ci(values: SeriesGroupBy, level: float) -> pd.DataFrame:
+    """Per group: mean, CI half-width (as :func:`t_halfwidth`) and count of the finite values."""
+    frame = values.agg(["mean", "std", "count"])
+    n = frame["count"]
+    t = pd.Series(stats.t.ppf((1 + level) / 2, (n - 1).clip(lower=1)), index=frame.index)
+    frame["ci"] = (t * frame["std"] / np.sqrt(n)).where(n >= 2)
+    return frame[["mean", "ci", "count"]]
+
+
+def pareto_mask(points: pd.DataFrame, maximize: Iterable[str] = (), minimize: Iterable[str] = ()) -> pd.Series:
+    """Which points are Pareto-optimal (no other point is at least as good everywhere and better once).
+
+    Args:
+        points: one row per point; rows with a NaN objective are never optimal.
+        maximize: columns where larger is better.
+        minimize: columns where smaller is better.
+
+    Returns:
+        A boolean Series aligned with ``points``.
+    """
+    maximize, minimize = list(maximize), list(minimize)
+    cols = maximize + minimize
+    signs = np.array([1.0] * len(maximize) + [-1.0] * len(minimize))
+    values = points[cols].to_numpy(dtype=float) * signs
+    finite = np.isfinite(values).all(axis=1)
+    optimal = []
+    for i, v in enumerate(values):
+        if not finite[i]:
+            optimal.append(False)
+            continue
+        others = values[finite]
+        dominated = ((others >= v).all(axis=1) & (others > v).any(axis=1)).any()
+        optimal.append(not dominated)
+    return pd.Series(optimal, index=points.index)

@@ -1,0 +1,98 @@
+"""Display names, privacy directions and number formats shared by the tables and figures."""
+from __future__ import annotations
+
+import math
+
+# +1: a larger value means more privacy (the attacker does worse); -1: a smaller one does.
+PRIVACY_DIRECTION: dict[str, int] = {
+    "mse": 1, "lpips": 1, "masked_mse": 1, "box_lpips": 1, "recon_holdout_mse": 1,
+    "ssim": -1, "psnr": -1, "masked_psnr": -1, "box_ssim": -1,
+    "median_r2": -1, "recon_holdout_median_r2": -1, "reid_accuracy": -1,
+}
+UTILITY_METRICS = frozenset({"accuracy", "accuracy_delta_vs_raw"})
+
+METRIC_LABELS = {
+    "accuracy": "Acc. (%)", "mse": "MSE", "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS",
+    "masked_mse": "masked MSE", "masked_psnr": "masked PSNR", "box_ssim": "box SSIM", "box_lpips": "box LPIPS",
+    "median_r2": "median R²", "reid_accuracy": "re-ID acc. (%)", "foreground_ratio": "fg. ratio",
+    "bytes_up_per_sample": "bytes up / sample",
+}
+ATTACK_LABELS = {
+    "none": "", "sdar": "SDAR", "fora": "FORA", "decoder": "aux. decoder", "decoder-ref": "FORA ref. decoder",
+    "unsplit": "UnSplit", "fsha": "FSHA", "har-recon": "HAR recon.", "har-reid": "HAR re-ID",
+    "decoder-z": "decoder z", "decoder-z-lift": "decoder z+zRᵀ", "decoder-z-grad": "decoder z+g",
+    "decoder-fused": "decoder fused",
+}
+DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f+dp", "lightsplit-l", "block-local", "block-local+dp")
+DEFENSE_LABELS = {
+    "raw": "Raw", "learned-1x1": "Learned 1×1", "topk": "top-K", "lightsplit-f": "LightSplit-F",
+    "lightsplit-l": "LightSplit-L", "block-local": "Block-local", "dp": "Raw+DP",
+}
+DATASET_LABELS = {
+    "mnist": "MNIST", "fashion-mnist": "F-MNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100",
+    "gtsrb": "GTSRB", "imagenet": "ImageNet", "har": "HAR", "digits": "digits",
+}
+FACTOR_LABELS = {
+    "dataset": "Dataset", "victim": "Victim", "cut": "Cut", "defense": "Defense", "protocol": "Protocol",
+    "heads": "Heads", "partition": "Partition", "alpha": "α", "clients": "Clients", "cr": "CR", "sigma": "σ",
+    "tile": "b", "width": "m", "lambda_wcc": "λ_WCC",
+}
+# Decimals after scaling; other metrics get 4 significant digits.
+DECIMALS = {
+    "accuracy": 1, "reid_accuracy": 1, "ssim": 3, "box_ssim": 3, "lpips": 3, "box_lpips": 3, "mse": 4,
+    "masked_mse": 4, "psnr": 2, "masked_psnr": 2, "median_r2": 3, "foreground_ratio": 3,
+}
+SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0}  # shown in %
+MINUS = "\u2212"
+
+
+def arrow(metric: str) -> str:
+    """``↑`` or ``↓``: the direction of more privacy; empty for utility and other metrics."""
+    return {1: "↑", -1: "↓"}.get(PRIVACY_DIRECTION.get(metric, 0), "")
+
+
+def metric_label(metric: str) -> str:
+    """The column label of a metric with its privacy arrow."""
+    label = METRIC_LABELS.get(metric, metric)
+    return f"{label} {arrow(metric)}".strip()
+
+
+def defense_label(name: str) -> str:
+    """Paper name of a defense (compositions ``x+dp`` → ``X+DP``)."""
+    if name in DEFENSE_LABELS:
+        return DEFENSE_LABELS[name]
+    base, _, rest = name.partition("+")
+    return DEFENSE_LABELS.get(base, base) + ("+" + rest.upper() if rest else "")
+
+
+def defense_rank(name: str) -> int:
+    """Sort position of a defense: the paper's order, unknown defenses last."""
+    return DEFENSE_ORDER.index(name) if name in DEFENSE_ORDER else len(DEFENSE_ORDER)
+
+
+def factor_value(field: str, value: object) -> str:
+    """A row factor as shown: ``8×`` for a CR, ``SCH`` for heads, empty when the cell does not read it."""
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    if field == "defense":
+        return defense_label(str(value))
+    if field == "dataset":
+        return DATASET_LABELS.get(str(value), str(value))
+    if field == "cr":
+        return f"{float(value):g}×"
+    if field in ("heads",):
+        return str(value).upper()
+    if field == "protocol":
+        return {"ushaped": "USL", "vanilla": "VSL"}.get(str(value), str(value))
+    if isinstance(value, float):
+        return f"{value:g}"
+    return str(value)
+
+
+def number(value: float, metric: str, *, signed: bool = False, scaled: bool = True) -> str:
+    """A value of ``metric`` in its display units and precision, with a true minus sign."""
+    x = value * SCALE.get(metric, 1.0) if scaled else value
+    digits = DECIMALS.get(metric)
+    sign = "+" if signed else ""
+    text = f"{x:{sign}.{digits}f}" if digits is not None else f"{x:{sign}.4g}"
+    return text.replace("-", MINUS)

@@ -1,0 +1,105 @@
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats
+
+from bench.report.aggregate import aggregate, pareto_mask, select_profile, t_halfwidth, victim_view
+from tests.bench.report import synthetic
+
+
+def hand_ci(values) -> float:
+    x = np.asarray(values, dtype=float)
+    return stats.t.ppf(0.975, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x))
+
+
+def row(agg: pd.DataFrame, attack: str, key: str, metric: str) -> pd.Series:
+    defense, cr = synthetic.CONFIGS[key]
+    hit = agg[(agg["attack"] == attack) & (agg["defense"] == defense) & (agg["metric"] == metric)
+              & ((agg["cr"] == cr) if cr is not None else agg["cr"].isna())]
+    assert len(hit) == 1
+    return hit.iloc[0]
+
+
+@pytest.fixture(scope="module")
+def agg(tidy):
+    return aggregate(tidy)
+
+
+def test_mean_and_ci_match_a_hand_computation(agg):
+    values = synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"]
+    r = row(agg, "decoder-ref", "raw", "ssim")
+    assert r["mean"] == pytest.approx(np.mean(values))
+    assert r["ci"] == pytest.approx(hand_ci(values))
+    assert r["n"] == 3 and r["n_runs"] == 3 and r["n_diverged"] == 0 and r["is_raw"]
+
+
+def test_one_run_has_no_interval():
+    assert math.isnan(t_halfwidth([0.5]))
+    one = synthetic.table()
+    one = one[one["seed"] == 0]
+    r = row(aggregate(one), "decoder-ref", "ls8", "ssim")
+    assert r["n"] == 1 and math.isnan(r["ci"]) and r["mean"] == pytest.approx(0.60)
+
+
+def test_diverged_runs_are_left_out_of_every_metric_and_counted(agg):
+    for metric in ("masked_mse", "ssim", "accuracy"):
+        r = row(agg, "unsplit", "ls16", metric)
+        assert (r["n"], r["n_runs"], r["n_diverged"]) == (2, 3, 1)
+    kept = synthetic.ATTACK_METRICS["unsplit"]["masked_mse"]["ls16"][:2]
+    r = row(agg, "unsplit", "ls16", "masked_mse")
+    assert r["mean"] == pytest.approx(np.mean(kept)) and r["ci"] == pytest.approx(hand_ci(kept))
+
+
+def test_delta_vs_raw_is_paired_per_seed(agg):
+    x = np.array(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["ls8"])
+    raw = np.array(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"])
+    r = row(agg, "decoder-ref", "ls8", "ssim")
+    assert r["delta"] == pytest.approx(np.mean(x - raw)) and r["delta_ci"] == pytest.approx(hand_ci(x - raw))
+    rel = (x - raw) / np.abs(raw) * 100
+    assert r["rel"] == pytest.approx(np.mean(rel)) and r["rel_ci"] == pytest.approx(hand_ci(rel))
+    assert r["n_pairs"] == 3 and not r["is_raw"]
+    assert row(agg, "decoder-ref", "raw", "ssim")["delta"] == 0
+
+
+def test_delta_pairs_skip_the_diverged_run(agg):
+    metric = synthetic.ATTACK_METRICS["unsplit"]["masked_mse"]
+    x, raw = np.array(metric["ls16"][:2]), np.array(metric["raw"][:2])
+    r = row(agg, "unsplit", "ls16", "masked_mse")
+    assert r["n_pairs"] == 2 and r["rel"] == pytest.approx(np.mean((x - raw) / raw * 100))
+
+
+def test_missing_values_keep_their_stored_reason(agg):
+    r = row(agg, "decoder-ref", "ls8", "lpips")
+    assert r["n"] == 0 and math.isnan(r["mean"]) and r["note"] == synthetic.LPIPS_NOTE
+
+
+def test_victim_view_keeps_utility_of_diverged_attack_runs(tidy):
+    agg = aggregate(victim_view(tidy), metrics=["accuracy"])
+    r = row(agg, "none", "ls16", "accuracy")
+    acc, raw = np.array(synthetic.ACCURACY["ls16"]), np.array(synthetic.ACCURACY["raw"])
+    assert r["n"] == 3 and r["mean"] == pytest.approx(acc.mean())
+    assert r["delta"] == pytest.approx(np.mean(acc - raw)) and r["n_pairs"] == 3
+
+
+def test_victim_view_finds_utility_without_none_cells(tidy):
+    attack_only = tidy[tidy["attack"] != "none"]
+    agg = aggregate(victim_view(attack_only), metrics=["accuracy"])
+    r = row(agg, "none", "ls8", "accuracy")
+    assert r["n"] == 3 and r["delta"] == pytest.approx(-0.04)
+
+
+def test_mixed_profiles_are_refused_in_one_line(tidy):
+    mixed = pd.concat([tidy, synthetic.table(profile="cpu")], ignore_index=True)
+    with pytest.raises(ValueError, match="mix profiles cpu, smoke") as err:
+        aggregate(mixed)
+    assert "\n" not in str(err.value)
+    assert set(select_profile(mixed, "cpu")["profile"]) == {"cpu"}
+    with pytest.raises(ValueError, match="not in the results"):
+        select_profile(mixed, "paper")
+
+
+def test_pareto_mask():
+    points = pd.DataFrame({"acc": [0.9, 0.8, 0.95, 0.7], "bytes": [100, 50, 400, 60]})
+    assert pareto_mask(points, maximize=["acc"], minimize=["bytes"]).tolist() == [True, True, True, False]

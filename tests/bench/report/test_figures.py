@@ -1,0 +1,55 @@
+from pathlib import Path
+
+import matplotlib.image as mpimg
+import numpy as np
+import pytest
+
+from bench.report import figures
+
+
+def assert_written(paths: list[Path], stems: set[str]) -> None:
+    assert {p.stem for p in paths} == stems
+    assert {p.suffix for p in paths} == {".png", ".pdf"}
+    assert all(p.stat().st_size > 0 for p in paths)
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory, tidy):
+    """A results folder with tiny reconstruction grids (truth row above, reconstruction below)."""
+    root = tmp_path_factory.mktemp("results")
+    (root / "grids").mkdir()
+    rng = np.random.default_rng(0)
+    for cell_id in tidy.loc[(tidy["attack"] != "none") & (tidy["seed"] > 0), "cell_id"].unique():
+        mpimg.imsave(root / "grids" / f"{cell_id}.png", rng.random((20, 38)), cmap="gray")
+    return root
+
+
+@pytest.mark.parametrize("delta", [True, False])
+def test_fig4(tidy, tmp_path, delta):
+    assert_written(figures.fig4_utility(tidy, tmp_path, delta=delta), {"fig4_utility"})
+
+
+def test_fig5(tidy, tmp_path):
+    assert_written(figures.fig5_privacy_deltas(tidy, tmp_path), {"fig5_decoder-ref", "fig5_unsplit"})
+
+
+def test_fig6(tidy, tmp_path, results):
+    assert_written(figures.fig6_grids(tidy, results, tmp_path), {"fig6_decoder-ref", "fig6_unsplit"})
+
+
+def test_fig15a(tidy, tmp_path):
+    assert_written(figures.fig15a_cr_sweep(tidy, tmp_path, attack="unsplit"), {"fig15a_cr_sweep"})
+
+
+def test_pareto(tidy, tmp_path):
+    assert_written(figures.pareto_figure(tidy, tmp_path), {"pareto"})
+
+
+def test_absent_data_skips_with_a_message(tidy, tmp_path):
+    messages: list[str] = []
+    utility_only = tidy[tidy["attack"] == "none"]
+    assert figures.fig6_grids(tidy, tmp_path / "nothing", tmp_path, on_skip=messages.append) == []
+    assert figures.fig5_privacy_deltas(utility_only, tmp_path, on_skip=messages.append) == []
+    assert figures.fig4_utility(tidy[tidy["defense"] == "raw"], tmp_path, on_skip=messages.append) == []
+    assert len(messages) == 3 and all(m.startswith("fig ") for m in messages)
+    assert not list(tmp_path.iterdir())

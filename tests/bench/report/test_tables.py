@@ -1,0 +1,91 @@
+import shutil
+import subprocess
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from bench.report.render import latex_escape, to_csv, to_latex, to_markdown
+from bench.report.tables import TABLES, build_table
+from bench.store import records_to_table
+from tests.bench.report import synthetic
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+@pytest.mark.parametrize("name", ["II", "III"])
+@pytest.mark.parametrize("fmt", ["md", "tex"])
+def test_tables_equal_their_golden_files(tidy, name, fmt):
+    built = build_table(tidy, TABLES[name])
+    text = to_markdown(built) if fmt == "md" else to_latex(built)
+    assert text == (GOLDEN / f"table_{name}.{fmt}").read_text()
+
+
+def test_missing_lpips_is_a_dash_with_its_reason(tidy):
+    text = to_markdown(build_table(tidy, TABLES["III"]))
+    assert "| —¹ |" in text and f"¹ {synthetic.LPIPS_NOTE}" in text
+    assert "no stored cell with attack 'sdar'" in text  # a column the results lack is named
+
+
+def test_a_cell_absent_from_the_results_is_a_dash_with_a_footnote():
+    records = [r for r in synthetic.records() if not (r.cell.attack == "decoder-ref" and r.cell.cr == 16.0)]
+    built = build_table(records_to_table(records), TABLES["II"])
+    row = built.body[built.body["CR"] == "16×"].iloc[0]
+    marked = row["FORA ref. decoder: SSIM ↓"]
+    assert marked.startswith("—")
+    assert built.footnotes[int(marked[1:].translate(str.maketrans("¹²³⁴", "1234"))) - 1] == "no stored cell"
+
+
+def test_all_runs_diverged_is_a_dash_with_a_footnote():
+    records = synthetic.records()
+    for r in records:
+        if r.cell.attack == "unsplit" and r.cell.cr == 16.0:
+            r.metrics["diverged"] = 1.0
+    built = build_table(records_to_table(records), TABLES["II"])
+    row = built.body[built.body["CR"] == "16×"].iloc[0]
+    assert row["UnSplit: masked MSE ↑"].startswith("—") and "all 3 runs diverged" in built.footnotes
+
+
+def test_csv_holds_the_numbers(tidy):
+    from io import StringIO
+
+    numbers = pd.read_csv(StringIO(to_csv(build_table(tidy, TABLES["II"]))))
+    assert {"mean", "ci", "n", "n_diverged", "delta", "delta_ci", "rel", "rel_ci"} <= set(numbers.columns)
+    hit = numbers[(numbers["attack"] == "unsplit") & (numbers["cr"] == 16.0) & (numbers["metric"] == "masked_mse")]
+    assert hit["n"].item() == 2 and hit["n_diverged"].item() == 1 and hit["mean"].item() == pytest.approx(0.155)
+
+
+def test_a_table_without_data_says_so(tidy):
+    built = build_table(tidy, TABLES["XV"])
+    assert built.body.empty and not built.has_defended_rows
+    assert "No stored cell" in to_markdown(built) and "attack 'fsha'" in to_markdown(built)
+    assert build_table(tidy, TABLES["II"]).has_defended_rows
+
+
+def test_mixed_profiles_are_refused(tidy):
+    mixed = pd.concat([tidy, synthetic.table(profile="cpu")], ignore_index=True)
+    with pytest.raises(ValueError, match="mix profiles"):
+        build_table(mixed, TABLES["II"])
+    assert "Profile 'cpu'" in build_table(mixed, TABLES["II"], profile="cpu").caption
+
+
+def test_latex_escape():
+    assert latex_escape("a_b & 50% #1 {x} ~ ^") == r"a\_b \& 50\% \#1 \{x\} \textasciitilde{} \textasciicircum{}"
+    assert latex_escape("λ_WCC −1 ± 2 × —¹²") == r"$\lambda_{\mathrm{WCC}}$ $-$1 $\pm$ 2 $\times$ ---\textsuperscript{12}"
+
+
+@pytest.mark.skipif(shutil.which("pdflatex") is None, reason="pdflatex is not installed")
+@pytest.mark.parametrize("name", ["II", "III"])
+def test_latex_compiles_standalone(tidy, tmp_path, name):
+    (tmp_path / "t.tex").write_text(to_latex(build_table(tidy, TABLES[name]), standalone=True))
+    done = subprocess.run(["pdflatex", "-interaction=nonstopmode", "-halt-on-error", "t.tex"], cwd=tmp_path,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stdout[-2000:]
+    assert (tmp_path / "t.pdf").stat().st_size > 0
+
+
+def test_standalone_wraps_a_minimal_document(tidy):
+    text = to_latex(build_table(tidy, TABLES["II"]), standalone=True)
+    assert text.startswith("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n")
+    assert text.rstrip().endswith("\\end{document}")
+    assert all(rule in text for rule in (r"\toprule", r"\midrule", r"\bottomrule"))
