@@ -1,0 +1,210 @@
+"""FORA's networks: the substitute client, the WGAN-GP critics, the gradient penalty, and the
+layout (map or vector) in which the critic reads a payload.
+
+Shapes follow the reduced-scale suggestion of the research notes (§2.10) rather than the released
+CIFAR networks (``FORA/model.py``: a VGG-16-BN substitute against a MobileNet victim, a critic of
+six 256-channel residual blocks), so the attack runs on a 2-core CPU. What is kept is the role of
+each network: a substitute of a *different* architecture that ends at the cut shape, a critic
+without BatchNorm (gradient penalties are per sample), and a full-flatten per-sample penalty.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from attacks.decoders import server_lift
+from attacks.view import AttackerView
+from defenses.base import Defense
+from defenses.payload import Payload, SparsePayload, as_vector, values_of
+
+
+def substitute_strides(input_hw: tuple[int, int], cut_hw: tuple[int, int]) -> tuple[int, int]:
+    """Strides of the substitute's two convolutions for an ``input_hw`` → ``cut_hw`` reduction.
+
+    The whole reduction factor ``f = ⌊min(H/h, W/w)⌋`` (at least 1) is split as the first conv's
+    stride ``s₁ = min(2, f)`` and the second's ``s₂ = ⌊f / s₁⌋``, so the full-resolution conv is
+    strided (4× cheaper on a CPU): MnistNet 28 → 12 and 28 → 8 give (2, 1), 32 → 8 and 28 → 7 give
+    (2, 2), 64 → 8 gives (2, 4). Any remaining mismatch (14 → 12, 14 → 8) is closed by an adaptive
+    average pool (see :class:`SubstituteHead`).
+    """
+    factor = max(1, min(input_hw[0] // cut_hw[0], input_hw[1] // cut_hw[1]))
+    first = min(2, factor)
+    return first, max(1, factor // first)
+
+
+def _conv(in_channels: int, out_channels: int, stride: int) -> nn.Conv2d:
+    """A 'same'-style conv whose kernel covers its stride: output side ``⌈side / stride⌉``."""
+    kernel = 2 * math.ceil(stride / 2) + 1
+    return nn.Conv2d(in_channels, out_channels, kernel, stride=stride, padding=kernel // 2)
+
+
+def _landing_conv(
+    in_channels: int, out_channels: int, stride: int, in_hw: tuple[int, int], out_hw: tuple[int, int]
+) -> nn.Conv2d:
+    """A conv that maps ``in_hw`` to ``out_hw`` exactly where a kernel of 3, 5 or 7 (at least the stride)
+    and some padding can (14 → 12: 3×3 without padding; 14 → 8: 7×7 without padding), else :func:`_conv`."""
+    for kernel in (k for k in (3, 5, 7) if k >= stride):
+        for padding in range(kernel // 2, -1, -1):
+            if all((n + 2 * padding - kernel) // stride + 1 == m for n, m in zip(in_hw, out_hw)):
+                return nn.Conv2d(in_channels, out_channels, kernel, stride=stride, padding=padding)
+    return _conv(in_channels, out_channels, stride)
+
+
+class SubstituteHead(nn.Module):
+    """The attacker's stand-in for the unknown client head: input ``(c, H, W)`` → cut ``(C, h, w)``.
+
+    ``Conv(c→width, s₁) + BN + ReLU → Conv(width→C, s₂) [→ adaptive average pool to (h, w)] + BN +
+    ReLU``, strides from :func:`substitute_strides`; the first conv is 'same'-padded, the second's
+    kernel (3, 5 or 7) and padding are chosen to land on ``(h, w)`` exactly, and only where none does
+    an adaptive average pool closes the gap. Deliberately unlike MnistNet's head (5×5 conv, ReLU,
+    max-pool, no BatchNorm), as FORA's VGG substitute is unlike its MobileNet victim.
+
+    Args:
+        input_shape: ``(c, H, W)`` of the images.
+        cut_shape: ``(C, h, w)`` of the victim's cut activation.
+        width: channels of the first convolution.
+
+    Raises:
+        ValueError: unless both shapes are ``(C, H, W)``.
+    """
+
+    def __init__(self, input_shape: tuple[int, ...], cut_shape: tuple[int, ...], width: int = 16) -> None:
+        super().__init__()
+        if len(input_shape) != 3 or len(cut_shape) != 3:
+            raise ValueError(f"FORA substitute: need (C, H, W) input and cut shapes, got {input_shape}, {cut_shape}")
+        first, second = substitute_strides(tuple(input_shape[1:]), tuple(cut_shape[1:]))
+        self.cut_hw = tuple(cut_shape[1:])
+        mid_hw = tuple(math.ceil(n / first) for n in input_shape[1:])
+        self.body = nn.Sequential(
+            _conv(input_shape[0], width, first), nn.BatchNorm2d(width), nn.ReLU(),
+            _landing_conv(width, cut_shape[0], second, mid_hw, self.cut_hw),
+        )
+        self.out = nn.Sequential(nn.BatchNorm2d(cut_shape[0]), nn.ReLU())
+
+    def forward(self, x: Tensor) -> Tensor:
+        z = self.body(x)
+        if tuple(z.shape[-2:]) != self.cut_hw:
+            z = F.adaptive_avg_pool2d(z, self.cut_hw)
+        return self.out(z)
+
+
+class Substitute(nn.Module):
+    """Substitute client path: the substitute head, then a fresh copy of the defense's encoder, so its
+    payloads take the victim's form (``Rᵀz`` vectors, top-K sparse pairs, 1×1 codes)."""
+
+    def __init__(self, head: nn.Module, defense: Defense) -> None:
+        super().__init__()
+        self.head = head
+        self.defense = defense
+
+    def forward(self, x: Tensor) -> Payload:
+        return self.defense.encode(self.head(x))
+
+    def trainable(self) -> list[nn.Parameter]:
+        """The head's parameters and the encoder's client half (e.g. a learned 1×1); never the server half."""
+        return list(self.head.parameters()) + list(self.defense.client_parameters())
+
+
+class _ResBlock(nn.Module):
+    """Pre-activation residual block without BatchNorm: ``x + conv(relu(conv(relu(x))))``."""
+
+    def __init__(self, channels: int) -> None:
+        super().__init__()
+        self.body = nn.Sequential(
+            nn.ReLU(), nn.Conv2d(channels, channels, 3, padding=1),
+            nn.ReLU(), nn.Conv2d(channels, channels, 3, padding=1),
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return x + self.body(x)
+
+
+class ConvCritic(nn.Module):
+    """WGAN critic of a ``(C, h, w)`` payload map, FORA's shallow-cut layout at reduced width.
+
+    ``Conv(C→w, s2) → ReLU → Conv(w→2w, s2) → blocks × ResBlock(2w) → Conv(2w→2w, s2) → Flatten →
+    Linear(→1)`` (released: w = 128, six blocks, a Linear hard-wired to a 2×2 map; here the Linear
+    takes whatever map the input size leaves).
+    """
+
+    def __init__(self, in_shape: tuple[int, int, int], width: int = 32, blocks: int = 1) -> None:
+        super().__init__()
+        channels, h, w = in_shape
+        self.features = nn.Sequential(
+            nn.Conv2d(channels, width, 3, stride=2, padding=1), nn.ReLU(),
+            nn.Conv2d(width, 2 * width, 3, stride=2, padding=1),
+            *[_ResBlock(2 * width) for _ in range(blocks)],
+            nn.Conv2d(2 * width, 2 * width, 3, stride=2, padding=1), nn.Flatten(),
+        )
+        for _ in range(3):
+            h, w = math.ceil(h / 2), math.ceil(w / 2)
+        self.score = nn.Linear(2 * width * h * w, 1)
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.score(self.features(x)).view(-1)
+
+
+class MLPCritic(nn.Module):
+    """WGAN critic of a payload vector (e.g. LightSplit's ``k``-vector): ``Linear → ReLU → Linear →
+    ReLU → Linear(→1)``, as FSHA's dense critic for vector features."""
+
+    def __init__(self, dim: int, width: int = 256) -> None:
+        super().__init__()
+        self.net = nn.Sequential(
+            nn.Linear(dim, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1)
+        )
+
+    def forward(self, x: Tensor) -> Tensor:
+        return self.net(x.flatten(1)).view(-1)
+
+
+def build_critic(layout: tuple[int, ...], *, conv_width: int, mlp_width: int, blocks: int) -> nn.Module:
+    """A :class:`ConvCritic` for a ``(C, h, w)`` payload layout, an :class:`MLPCritic` for ``(n,)``."""
+    if len(layout) == 3:
+        return ConvCritic(layout, conv_width, blocks)
+    if len(layout) == 1:
+        return MLPCritic(layout[0], mlp_width)
+    raise ValueError(f"no FORA critic for payload layout {layout}")
+
+
+def gradient_penalty(
+    critic: nn.Module, a: Tensor, b: Tensor, *, weight: float, generator: torch.Generator | None = None
+) -> Tensor:
+    """WGAN-GP penalty ``weight · mean_i (‖∇D(x̃_i)‖₂ − 1)²`` at ``x̃_i = ε_i a_i + (1 − ε_i) b_i``.
+
+    One uniform ``ε_i`` per sample; the norm is over the whole flattened sample (released FORA,
+    unlike FSHA's per-channel norm). ``create_graph=True``, so the penalty trains the critic.
+    """
+    shape = (a.shape[0],) + (1,) * (a.dim() - 1)
+    eps = torch.rand(shape, generator=generator, dtype=a.dtype).to(a.device)
+    mixed = (eps * a.detach() + (1 - eps) * b.detach()).requires_grad_(True)
+    (grad,) = torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
+    return weight * (grad.flatten(1).norm(dim=1) - 1).pow(2).mean()
+
+
+def payload_layout(view: AttackerView) -> tuple[int, ...]:
+    """The shape the critic reads a payload vector in: a map where the payload is one, else a vector.
+
+    A 4-D dense payload (a learned 1×1's ``c×h×w`` code) keeps its map shape. A payload whose server
+    lift is just its dense vector reshaped (raw, top-K) is read in the cut shape. Anything else
+    (LightSplit's ``Rᵀz``) is a plain vector for the MLP critic.
+    """
+    payloads = view.targets.payloads
+    values = values_of(payloads)
+    if not isinstance(payloads, SparsePayload) and values.dim() == 4:
+        return tuple(values.shape[1:])
+    probe = _take(payloads, torch.arange(min(4, len(values))))
+    vector = as_vector(probe)
+    if len(view.cut_shape) == 3 and vector.shape[1] == math.prod(view.cut_shape):
+        if torch.equal(server_lift(view, probe).flatten(1), vector):
+            return tuple(view.cut_shape)
+    return (vector.shape[1],)
+
+
+def _take(payload: Payload, index: Tensor) -> Payload:
+    if isinstance(payload, SparsePayload):
+        return SparsePayload(payload.values[index], payload.indices[index], payload.dense_numel)
+    return payload[index]

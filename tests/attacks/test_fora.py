@@ -1,0 +1,209 @@
+import dataclasses
+import math
+
+import pytest
+import torch
+
+from attacks.base import MissingCapabilityError, ThreatModel
+from attacks.decoder_nets import DecoderBudget
+from attacks.fora import BUDGETS, FORA, FORABudget, FORAHistory, fora_divergence, fora_diverged
+from attacks.fora_nets import ConvCritic, MLPCritic, Substitute, SubstituteHead, gradient_penalty, payload_layout
+from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
+from attacks.view import Capability
+from bench.cell import Cell
+from bench.data import DATASETS
+from bench.data.splits import carve
+from bench.profiles import get_profile
+from bench.train import train_victim
+from bench.views import build_view
+from defenses.payload import SparsePayload, as_vector, values_of
+
+_VICTIMS = {}
+DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0}), ("topk", {"cr": 8.0}), ("learned-1x1", {"cr": 8.0})]
+LAYOUTS = {"raw": (8, 12, 12), "lightsplit-f": (144,), "topk": (8, 12, 12), "learned-1x1": (1, 12, 12)}
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), get_profile("smoke"))
+
+
+def trained_view(data, defense="raw", granted=FORA.requires, **params):
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
+                attack="fora", **params)
+    if cell not in _VICTIMS:
+        _VICTIMS[cell] = train_victim(cell, data=data, profile=get_profile("smoke"))
+    victim = _VICTIMS[cell]
+    return build_view(cell=cell, model=victim.model, data=data, client_indices=victim.client_indices,
+                      granted=granted, n_targets=64)
+
+
+def test_declares_its_threat_model_and_released_budget():
+    assert FORA.threat_model is ThreatModel.PASSIVE and FORA.kinds == ("image",)
+    assert FORA.requires == {Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE}
+    paper = BUDGETS["paper"]
+    assert (paper.iterations, paper.batch_size, paper.alpha, paper.lambda_gp) == (40_000, 64, 0.8, 1000.0)
+    assert (paper.substitute_lr, paper.critic_lr, paper.decoder.lr) == (1e-4, 3e-4, 1e-4)
+
+
+@pytest.mark.parametrize("defense,params", DEFENSES)
+def test_runs_under_defenses(digits, defense, params):
+    view, truth = trained_view(digits, defense, **params)
+    assert payload_layout(view) == LAYOUTS[defense]
+    out = FORA(view=view, profile="smoke").run()
+    assert out.reconstructions.shape == truth.x.shape == (64, 1, 28, 28)
+    assert out.reconstructions.min() >= 0 and out.reconstructions.max() <= 1
+    assert out.target_index is None  # every target, in order
+    assert out.scores["fora_iterations"] == BUDGETS["smoke"].iterations
+    for key in ("fora_mmd_initial", "fora_mmd_final", "fora_critic_gap", "fora_decoder_train_mse"):
+        assert math.isfinite(out.scores[key])
+
+
+@pytest.mark.parametrize("defense,params", DEFENSES)
+def test_substitute_emits_payloads_of_the_victims_form(digits, defense, params):
+    view, _ = trained_view(digits, defense, **params)
+    substitute = Substitute(SubstituteHead(view.input_shape, view.cut_shape), view.defense_factory())
+    payload = substitute(view.aux.inputs[:5])
+    target = view.targets.payloads
+    assert type(payload) is type(target) and values_of(payload).shape[1:] == values_of(target).shape[1:]
+    assert as_vector(payload).shape[1] == as_vector(target).shape[1]
+    if isinstance(payload, SparsePayload):
+        assert payload.dense_numel == target.dense_numel
+    trained = {id(p) for p in substitute.trainable()}
+    assert {id(p) for p in substitute.defense.client_parameters()} <= trained
+    assert not trained & {id(p) for p in substitute.defense.server_parameters()}
+
+
+def test_substitute_is_not_the_client_architecture(digits):
+    view, _ = trained_view(digits)
+    head = SubstituteHead(view.input_shape, view.cut_shape)
+    # MnistNet's head is a 5×5 conv, ReLU and max-pool without BatchNorm; the substitute is not.
+    assert [m.kernel_size for m in head.modules() if isinstance(m, torch.nn.Conv2d)] == [(3, 3), (3, 3)]
+    assert head(torch.rand(3, *view.input_shape)).shape == (3, *view.cut_shape)
+    for cut in [(16, 8, 8), (29, 16, 16), (64, 7, 7)]:
+        shape = (1, 28, 28) if cut != (29, 16, 16) else (3, 32, 32)
+        assert SubstituteHead(shape, cut)(torch.rand(2, *shape)).shape == (2, *cut)
+
+
+def test_same_seed_same_reconstructions(digits):
+    view, _ = trained_view(digits)
+    first = FORA(view=view, profile="smoke", seed=3).run()
+    again = FORA(view=view, profile="smoke", seed=3).run()
+    assert torch.equal(first.reconstructions, again.reconstructions) and first.scores == again.scores
+
+
+def _run(view, **changes):
+    attack = FORA(view=view, profile="smoke", budget=dataclasses.replace(BUDGETS["smoke"], batch_size=32, **changes))
+    return attack.run(), attack.history
+
+
+def test_mmd_term_moves_the_substitute_toward_the_victim(digits):
+    view, _ = trained_view(digits)
+    out, history = _run(view, iterations=30, alpha=1.0, substitute_lr=1e-2)
+    assert out.scores["fora_mmd_final"] < 0.5 * out.scores["fora_mmd_initial"]  # seen: 0.28×
+    assert (history.mmd_initial, history.mmd_final) == (out.scores["fora_mmd_initial"], out.scores["fora_mmd_final"])
+    assert not out.diverged
+
+
+def test_critic_scores_the_victims_payloads_low(digits):
+    # Substitute (almost) frozen: the gap mean D(s) − mean D(z) opens up. λ = 10 here: at the released
+    # λ = 1000 a smoke-sized critic spends its first steps on the penalty alone and the gap wanders.
+    view, _ = trained_view(digits)
+    _, history = _run(view, iterations=30, alpha=0.0, substitute_lr=1e-12, critic_lr=1e-3, lambda_gp=10.0)
+    assert history.critic_gap[-1] > 1.0 and history.critic_gap[0] < 0.1  # seen: 1.6 and -0.02
+    assert history.critic_gap[-1] < history.distance[-1]  # within the 1-Lipschitz bound
+
+
+def test_substitute_lowers_its_critic_score(digits):
+    # Critic (almost) frozen: the substitute step alone must close the gap.
+    view, _ = trained_view(digits)
+    _, history = _run(view, iterations=20, alpha=0.0, substitute_lr=1e-2, critic_lr=1e-12)
+    assert sum(history.critic_gap[-5:]) < sum(history.critic_gap[:5])
+
+
+def test_missing_aux_data_is_named(digits):
+    view, _ = trained_view(digits, granted=frozenset({Capability.DEFENSE_PUBLIC_STATE}))
+    with pytest.raises(MissingCapabilityError, match="aux_data"):
+        FORA(view=view, profile="smoke")
+
+
+def test_rejects_bad_settings(digits):
+    view, _ = trained_view(digits)
+    with pytest.raises(ValueError, match="profile"):
+        FORA(view=view, profile="huge")
+    decoder = DecoderBudget(epochs=1)
+    for bad in ({"iterations": 0}, {"batch_size": 1}, {"alpha": 1.5}, {"lambda_gp": -1.0}, {"critic_lr": 0.0},
+                {"substitute_width": 0}, {"critic_blocks": -1}, {"eval_size": 1}):
+        with pytest.raises(ValueError):
+            FORABudget(**{"iterations": 1, "decoder": decoder, **bad})
+
+
+def _reference_mmd(x, y):
+    """The estimator written out with explicit loops over pairs."""
+    b, features = len(x), torch.cat([x, y])
+    n = len(features)
+    d2 = [[float(((features[i] - features[j]) ** 2).sum()) for j in range(n)] for i in range(n)]
+    base = sum(map(sum, d2)) / n**2
+
+    def k(i, j):
+        return sum(math.exp(-d2[i][j] / (2 * a * base)) for a in BANDWIDTH_MULTIPLIERS)
+
+    within = sum(k(i, j) + k(b + i, b + j) for i in range(b) for j in range(b) if i != j) / (b * (b - 1))
+    cross = sum(k(i, b + j) for i in range(b) for j in range(b)) / b**2
+    return within - 2 * cross
+
+
+def test_mmd_matches_the_double_loop_reference():
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(5, 3, generator=g, dtype=torch.float64)
+    y = torch.randn(5, 3, generator=g, dtype=torch.float64) + 0.7
+    assert float(mk_mmd(x, y)) == pytest.approx(_reference_mmd(x, y), abs=1e-12)
+
+
+def test_mmd_is_near_zero_for_one_distribution_positive_for_a_shift_and_symmetric():
+    g = torch.Generator().manual_seed(1)
+    x, y = torch.randn(64, 20, generator=g), torch.randn(64, 20, generator=g)
+    same, shifted = float(mk_mmd(x, y)), float(mk_mmd(x, y + 1.0))
+    assert abs(same) < 0.05 and shifted > 0.5 and shifted > 20 * abs(same)  # seen: -0.009 and 0.94
+    assert float(mk_mmd(y, x)) == pytest.approx(same, abs=1e-6)
+    assert float(mk_mmd(y + 1.0, x)) == pytest.approx(shifted, abs=1e-6)
+    assert float(mk_mmd(torch.ones(4, 3), torch.ones(4, 3))) == 0.0  # zero bandwidth floored, not NaN
+    with pytest.raises(ValueError, match="equal"):
+        mk_mmd(x, y[:32])
+    with pytest.raises(ValueError, match="2 samples"):
+        mk_mmd(x[:1], y[:1])
+
+
+def test_gradient_penalty_of_a_linear_critic():
+    g = torch.Generator().manual_seed(2)
+    critic = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(2 * 3 * 3, 1))
+    a, b = torch.randn(8, 2, 3, 3, generator=g), torch.randn(8, 2, 3, 3, generator=g)
+    norm = float(critic[1].weight.detach().norm())  # ∇D = w at every point: the full-flatten norm is ‖w‖
+    penalty = gradient_penalty(critic, a, b, weight=1000.0, generator=g)
+    assert penalty.item() == pytest.approx(1000.0 * (norm - 1) ** 2, rel=1e-5)
+    penalty.backward()
+    assert critic[1].weight.grad is not None and critic[1].weight.grad.abs().sum() > 0
+
+
+def test_critics_take_maps_and_vectors():
+    assert ConvCritic((8, 12, 12), width=8)(torch.rand(3, 8, 12, 12)).shape == (3,)
+    assert ConvCritic((1, 7, 5), width=8, blocks=0)(torch.rand(2, 1, 7, 5)).shape == (2,)
+    assert MLPCritic(144, width=16)(torch.rand(4, 144)).shape == (4,)
+
+
+def _history(**changes):
+    healthy = FORAHistory(mmd=(1.0, 0.6, 0.3, 0.2), critic_gap=(0.1, 0.4, 0.5, 0.4), distance=(9.0, 8.0, 6.0, 5.0),
+                          mmd_initial=1.1, mmd_final=0.2)
+    return dataclasses.replace(healthy, **changes)
+
+
+def test_divergence_criterion():
+    assert fora_divergence(_history()) is None and not fora_diverged(_history())
+    assert "non-finite" in fora_divergence(_history(mmd=(1.0, float("nan"))))
+    assert "non-finite" in fora_divergence(_history(critic_gap=(0.1, float("inf"))))
+    assert "non-finite" in fora_divergence(_history(mmd_final=float("nan")))
+    assert "not reduced" in fora_divergence(_history(mmd_final=1.1))  # collapse: no approach to the victim
+    exploded = _history(critic_gap=(0.1, 5.0, 40.0, 400.0))  # far beyond 2 × the mean cross distance 5
+    assert "Lipschitz" in fora_divergence(exploded) and fora_diverged(exploded)
+    assert not fora_diverged(exploded, lipschitz_slack=100.0)
+    assert fora_diverged(exploded, window=0.5)
