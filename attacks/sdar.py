@@ -1,0 +1,340 @@
+"""SDAR: a passive co-training attack that learns a simulator of the client and a decoder for it."""
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass
+from typing import Sequence
+
+import torch
+from torch import Tensor, nn
+from torch.nn import functional as F
+
+from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.decoders import server_lift
+from attacks.sdar_nets import (
+    MapDiscriminator, SDARDecoder, SimulatedTail, VectorDiscriminator, adam, bce_to, frozen, two_player_step,
+)
+from attacks.view import AttackerView, Capability
+from bench.observer import CutView
+from defenses.payload import Payload, as_vector, values_of
+
+Layers = tuple[tuple[int, int], ...]
+
+
+@dataclass(frozen=True, kw_only=True)
+class SDARBudget:
+    """Network sizes and hyper-parameters of SDAR (one iteration per observed victim step).
+
+    Attributes:
+        decoder_low: decoder block widths at the cut's resolution.
+        decoder_high: decoder block widths at the image resolution.
+        e_dis_layers: ``(channels, stride)`` of the payload discriminator when the payload is a map.
+        e_dis_widths: hidden widths of the payload discriminator when the payload is a vector.
+        d_dis_layers: ``(channels, stride)`` of the image discriminator.
+        lambda1: weight of the simulator's adversarial term (released USL: 0.02 for ResNet on
+            CIFAR-10, 0.04 for PlainNet, the victim without skip connections).
+        lambda2: weight of the decoder's adversarial term (released: 1e-5).
+        flip_rate: U-shaped label flipping rate ``r`` (released USL: 0.2 for CIFAR-10 ResNet, 0.1 for
+            CIFAR-10 PlainNet).
+        e_lr, d_lr, hs_lr: Adam learning rates of the simulator, decoder and simulated tail; the
+            discriminators use ``e_lr·lambda1`` and ``d_lr·lambda2`` (as released).
+        adam_eps: Adam epsilon (Keras default 1e-7).
+        dropout: discriminators' dropout before the logit (released: 0.4).
+        embedding_dim: label embedding width in vanilla SL (released: 50).
+        window: steps averaged for the reported scores and the divergence check.
+    """
+
+    decoder_low: tuple[int, ...]
+    decoder_high: tuple[int, ...]
+    e_dis_layers: Layers
+    e_dis_widths: tuple[int, ...]
+    d_dis_layers: Layers
+    lambda1: float = 0.04
+    lambda2: float = 1e-5
+    flip_rate: float = 0.1
+    e_lr: float = 1e-3
+    d_lr: float = 5e-4
+    hs_lr: float = 1e-3
+    adam_eps: float = 1e-7
+    dropout: float = 0.4
+    embedding_dim: int = 50
+    window: int = 50
+
+    def __post_init__(self) -> None:
+        layers = self.e_dis_layers + self.d_dis_layers
+        widths = self.decoder_low + self.decoder_high + self.e_dis_widths + tuple(c for c, _ in layers)
+        ok = (
+            bool(self.decoder_low + self.decoder_high)
+            and all((self.e_dis_layers, self.e_dis_widths, self.d_dis_layers))
+            and all(w >= 1 for w in widths) and all(s in (1, 2) for _, s in layers)
+            and 0 <= self.lambda1 <= 1 and 0 <= self.lambda2 <= 1
+            and 0 <= self.flip_rate < 1 and 0 <= self.dropout < 1
+            and all(0 < lr <= 1 for lr in (self.e_lr, self.d_lr, self.hs_lr))
+            and self.adam_eps > 0 and self.embedding_dim >= 1 and self.window >= 1
+        )
+        if not ok:
+            raise ValueError(
+                f"sdar: invalid budget {self} (every network needs a layer; widths >= 1; strides 1 or 2; "
+                "lambdas in [0, 1]; flip_rate and dropout in [0, 1); learning rates in (0, 1]; adam_eps > 0; "
+                "embedding_dim and window >= 1)"
+            )
+
+
+BUDGETS: dict[str, SDARBudget] = {
+    "smoke": SDARBudget(decoder_low=(4,), decoder_high=(), e_dis_layers=((4, 2),), e_dis_widths=(8,),
+                        d_dis_layers=((4, 2),), window=4),
+    # Research notes §1.11 with narrower image-side layers, sized for ~940 observed steps (MnistNet split-2).
+    "cpu": SDARBudget(decoder_low=(32, 8), decoder_high=(), e_dis_layers=((32, 2), (64, 2)), e_dis_widths=(64, 64),
+                      d_dis_layers=((16, 2), (32, 2))),
+    # Published widths (L4–L6 e_dis, d_dis, L4 decoder) and the ResNet CIFAR-10 USL weights.
+    "paper": SDARBudget(lambda1=0.02, flip_rate=0.2, decoder_low=(), decoder_high=(32, 16, 16, 16),
+                        e_dis_layers=((64, 1), (128, 2), (256, 1), (256, 1), (256, 1), (256, 2)),
+                        e_dis_widths=(256, 256, 256), d_dis_layers=((64, 1), (128, 2), (128, 2), (256, 2))),
+}
+
+CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
+CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
+MIN_PROGRESS = 0.1  # the tail's accuracy must rise this much (absolute) above its start and chance
+
+
+def sdar_diverged(
+    e_dis_losses: Sequence[float], label_accs: Sequence[float], num_classes: int, *, window: int = 50
+) -> bool:
+    """Whether an SDAR run collapsed (research notes §7, the released ``plainnet_l7_unstable`` log).
+
+    Diverged when any recorded value is not finite; or the simulated tail's accuracy over the last
+    ``window`` steps is below ``CHANCE_FRACTION`` of chance (a consistent label permutation); or the
+    critic won (mean e_dis loss of the last window under ``CRITIC_FLOOR``) while the simulator made
+    no progress (last-window accuracy not ``MIN_PROGRESS`` above both the first window's and chance).
+    A critic that wins while the task improves (e.g. telling DP-noised payloads from clean
+    simulated ones) is not a collapse.
+    """
+    if not all(math.isfinite(v) for v in (*e_dis_losses, *label_accs)):
+        return True
+    if not e_dis_losses or not label_accs:
+        return False
+    w = max(1, min(window, len(label_accs)))
+    chance = 1.0 / num_classes
+    final_acc = sum(label_accs[-w:]) / w
+    if final_acc < CHANCE_FRACTION * chance:
+        return True
+    critic_won = sum(e_dis_losses[-w:]) / min(w, len(e_dis_losses)) < CRITIC_FLOOR
+    stalled = final_acc < max(sum(label_accs[:w]) / w, chance) + MIN_PROGRESS
+    return critic_won and stalled
+
+
+@ATTACKS.register("sdar")
+class SDAR(Attack):
+    """SDAR: while the victim trains, fit a simulator ``e`` of the client path through the server's
+    current backbone (used frozen) with an adversarial term that makes ``e(x_aux)`` look like the
+    client's payloads, and a decoder ``d`` on ``(decode(e(x_aux)), x_aux)`` with an adversarial term
+    on decodings of the client's payloads; then decode the targets: ``x̂ = d(decode(z))``.
+
+    Per observed step (batch size = the observed batch): (1) ``L_e = CE(hs(g(decode(e(x_s)))), ỹ_s) +
+    λ1·BCE(e_dis(e(x_s)) → real)``; e_dis: real = the observed payload, fake = ``e(x_s)``. (2) ``L_d =
+    MSE(x_s, d(decode(e(x_s)))) + λ2·BCE(d_dis(d(decode(z))) → real)``, ``e`` no-grad after its
+    update; d_dis: real = ``x_s``, fake = ``d(decode(z))``. The defense sits identically on both
+    paths: ``e`` is ``view.client_factory()`` (head + the defense's encoder with its public state)
+    and both paths go through the server's own live ``decode``. The victim is never changed: its
+    modules run in evaluation mode without parameter gradients (flags restored exactly), the
+    attack draws randomness from its own generator and seeds (inside its own forked RNG).
+
+    Diverged: :func:`sdar_diverged` over the per-step e_dis losses and simulated-tail accuracies.
+
+    Deviations from the released code (zhxchd/SDAR_SplitNN, ``src/sdar/sdar.py``):
+
+    * Sizes: ``paper`` has the published widths; ``cpu`` is research notes §1.11's reduced variant
+      with a narrower d_dis and the decoder's work at the cut's resolution. d reaches the image
+      size with a transposed conv landing exactly on it (12 → 28: kernel 6, stride 2; released:
+      nearest ×2 upsampling), the output layer when there are no image-resolution blocks. Every
+      discriminator conv but the first has BN + LeakyReLU (released: the last conv has no BN, and
+      in e_dis no activation).
+    * smoke/cpu use λ1 0.04 and flip rate 0.1, the released USL values for the PlainNet victim (no
+      skip connections, like MnistNet); the paper profile (ResNet victims) uses the released ResNet
+      CIFAR-10 values 0.02 / 0.2. With 0.02 / 0.2 one MNIST seed gave raw SSIM 0.55 (its payload
+      discriminator won), with 0.04 / 0.1 0.74: the choice follows the victim family, and both
+      measurements are reported in results/README.md.
+    * One iteration per observed victim step, of the observed batch size (released: 20,000 of 128).
+      Under per-client heads one simulator serves every client's payloads.
+    * d decodes the server-decoded payload (the lifted activation; LightSplit-F: ``R z̃``); a vector
+      payload gets an MLP e_dis. The simulator path has no DP noise (``client_factory`` drops
+      payload transforms; σ is not in the view): under ``+dp`` only the real payloads are noised.
+    * Vanilla SL: the server's tail is not in :class:`~bench.observer.ServerHandle`, so ``hs``
+      stands in for it (no label flipping, as released for VSL); d, e_dis, d_dis are conditioned
+      on the labels the server sees; the view holds no target labels, so at attack time d is
+      conditioned on ``hs``'s predictions (released: the true labels).
+    * One e_dis forward of ``e(x_s)`` feeds both L_e and e_dis's loss (one d_dis forward of
+      ``d(decode(z))`` both L_d and d_dis's); each loss is differentiated only with respect to its
+      own network's parameters, then both networks step.
+    * Targets are the view's payloads (trained client in evaluation mode; released evaluation runs
+      f in training mode). ``sdar_label_acc`` is ``hs``'s accuracy on the aux batches: the
+      released USL label accuracy needs client labels, which a U-shaped server lacks.
+
+    Paper: Zhu et al., "Passive Inference Attacks on Split Learning via Adversarial
+    Regularization", NDSS 2025 (arXiv:2310.10483).
+    Threat model: honest-but-curious server (co-training, passive) with labelled same-distribution
+    auxiliary data, the client architecture and the defense's public state; it watches every
+    training step's payload (and labels in vanilla SL) and runs its own live backbone and decode.
+
+    Args:
+        view: what the server holds (a view without targets during training).
+        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``budget`` is given.
+        seed: the attacker's seed (network initialisation, aux batches, label flips, dropout).
+        budget: an explicit budget, overriding the profile's.
+
+    Raises:
+        MissingCapabilityError: when the view lacks a required capability or is not image data.
+        ValueError: for an unknown profile or an auxiliary set without inputs and labels.
+    """
+
+    threat_model = ThreatModel.COTRAIN
+    requires = frozenset({Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
+    kinds = ("image",)
+
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: SDARBudget | None = None) -> None:
+        super().__init__(view=view, profile=profile, seed=seed)
+        if budget is None:
+            if profile not in BUDGETS:
+                raise ValueError(f"sdar: unknown profile '{profile}' (known: {', '.join(BUDGETS)})")
+            budget = BUDGETS[profile]
+        if view.aux is None or view.aux.inputs is None or view.aux.labels is None or len(view.aux) < 2:
+            raise ValueError("sdar: the view's auxiliary data needs at least two labelled inputs")
+        self.budget = budget
+        self.aux_x, self.aux_y = view.aux.inputs, view.aux.labels
+        self.generator = torch.Generator().manual_seed(seed)
+        with torch.no_grad():
+            self.feature_shape = tuple(view.backbone.eval()(torch.zeros(2, *view.cut_shape)).shape[1:])
+        self.nets: nn.ModuleDict | None = None
+        self.conditional = False
+        keys = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss", "client_label_acc", "ms", "cpu_ms")
+        self.history: dict[str, list[float]] = {k: [] for k in keys}
+
+    # ---- co-training ------------------------------------------------------------------------------
+    def on_step(self, view: CutView) -> None:
+        """One SDAR iteration on the step the server just saw."""
+        if view.server is None:
+            raise ValueError("sdar: the cut view carries no server modules")
+        started, cpu_started = time.perf_counter(), time.process_time()
+        step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(step_seed)  # dropout and initialisation: the attack's own stream
+            if self.nets is None:
+                self._build(view)
+            self._iterate(view)
+        self.history["ms"].append(1e3 * (time.perf_counter() - started))
+        self.history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
+
+    def _payload_shape(self, payload: Payload) -> tuple[int, ...]:
+        """A map payload keeps its map shape (a dense cut-sized vector is the cut map); else a vector."""
+        values, n, cut = values_of(payload), as_vector(payload).shape[1], self.view.cut_shape
+        if values.dim() == 4:
+            return tuple(values.shape[1:])
+        return tuple(cut) if len(cut) == 3 and n == math.prod(cut) else (n,)
+
+    def _build(self, view: CutView) -> None:
+        b, v = self.budget, self.view
+        self.conditional = view.labels is not None
+        classes = v.num_classes if self.conditional else None
+        self.payload_shape = self._payload_shape(view.payload)
+        kw = {"num_classes": classes, "embedding_dim": b.embedding_dim}
+        if len(self.payload_shape) == 3:
+            e_dis: nn.Module = MapDiscriminator(self.payload_shape, b.e_dis_layers, dropout=b.dropout, **kw)
+        else:
+            e_dis = VectorDiscriminator(self.payload_shape[0], b.e_dis_widths, dropout=b.dropout, **kw)
+        self.nets = nn.ModuleDict({
+            "e": v.client_factory(),
+            "hs": SimulatedTail(self.feature_shape, v.num_classes),
+            "e_dis": e_dis,
+            "d": SDARDecoder(v.cut_shape, v.input_shape, low=b.decoder_low, high=b.decoder_high, **kw),
+            "d_dis": MapDiscriminator(v.input_shape, b.d_dis_layers, dropout=b.dropout, **kw),
+        })
+        n = self.nets
+        self.opt_e = torch.optim.Adam([
+            {"params": list(n["e"].parameters()), "lr": b.e_lr}, {"params": list(n["hs"].parameters()), "lr": b.hs_lr},
+        ], eps=b.adam_eps)
+        self.opt_e_dis = adam([n["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
+        self.opt_d = adam([n["d"]], b.d_lr, b.adam_eps)
+        self.opt_d_dis = adam([n["d_dis"]], b.d_lr * b.lambda2, b.adam_eps)
+
+    def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
+        """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
+        n, g = len(self.aux_y), self.generator
+        idx = torch.randperm(n, generator=g)[:size] if size <= n else torch.randint(n, (size,), generator=g)
+        xs, ys = self.aux_x[idx], self.aux_y[idx]
+        if self.conditional or self.budget.flip_rate == 0:
+            return xs, ys, ys
+        flip = torch.rand(size, generator=g) < self.budget.flip_rate
+        return xs, ys, torch.where(flip, torch.randint(self.view.num_classes, (size,), generator=g), ys)
+
+    def _iterate(self, view: CutView) -> None:
+        b, n, h, server = self.budget, self.nets, self.history, view.server
+        n.train()
+        y_real = view.labels
+        real = as_vector(view.payload).view(-1, *self.payload_shape)
+        xs, ys, ys_task = self._aux_batch(len(real))
+        y_fake = ys if self.conditional else None
+        # (1) simulator and simulated tail through the frozen server path; then e_dis.
+        with frozen(server.backbone, server.defense):
+            fake_payload = n["e"](xs)
+            logits = n["hs"](server.backbone(server.defense.decode(fake_payload)))
+        fake = as_vector(fake_payload).view(-1, *self.payload_shape)
+        task = F.cross_entropy(logits, ys_task)
+        fake_logits = n["e_dis"](fake, y_fake)
+        loss_e = task + b.lambda1 * bce_to(fake_logits, True)
+        loss_e_dis = bce_to(n["e_dis"](real, y_real), True) + bce_to(fake_logits, False)
+        two_player_step((loss_e, self.opt_e), (loss_e_dis, self.opt_e_dis))
+        # (2) decoder on the updated simulator's features (no gradient into e); then d_dis.
+        with torch.no_grad(), frozen(server.backbone, server.defense):
+            lifted_fake = server.defense.decode(n["e"](xs))
+            lifted_real = server.defense.decode(view.payload)
+            if self.conditional:
+                client_pred = n["hs"](server.backbone(lifted_real)).argmax(1)
+                h["client_label_acc"].append(float((client_pred == y_real).float().mean()))
+        mse = F.mse_loss(n["d"](lifted_fake, y_fake), xs)
+        decoded_logits = n["d_dis"](n["d"](lifted_real, y_real), y_real)
+        loss_d = mse + b.lambda2 * bce_to(decoded_logits, True)
+        loss_d_dis = bce_to(n["d_dis"](xs, y_fake), True) + bce_to(decoded_logits, False)
+        two_player_step((loss_d, self.opt_d), (loss_d_dis, self.opt_d_dis))
+        h["e_dis_loss"].append(float(loss_e_dis.detach()))
+        h["task_loss"].append(float(task.detach()))
+        h["label_acc"].append(float((logits.detach().argmax(1) == ys).float().mean()))
+        h["decoder_mse"].append(float(mse.detach()))
+        h["d_dis_loss"].append(float(loss_d_dis.detach()))
+
+    # ---- attack -----------------------------------------------------------------------------------
+    @torch.no_grad()
+    def run(self, batch_size: int = 500) -> AttackOutput:
+        """Decode the trained view's targets with ``d`` in evaluation mode, clamped to [0, 1]."""
+        if self.nets is None:
+            raise RuntimeError("sdar: no training step was observed; run it as a co-training attack")
+        payloads = self.view.targets.payloads
+        if payloads is None or len(self.view.targets) == 0:
+            raise ValueError("sdar: the view holds no target payloads")
+        self.nets.eval()
+        lifted, labels = server_lift(self.view, payloads), self.view.targets.labels
+        if self.conditional and labels is None:  # the view holds no target labels: hs's predictions
+            labels = torch.cat([self.nets["hs"](self.view.backbone.eval()(lifted[i:i + batch_size])).argmax(1)
+                                for i in range(0, len(lifted), batch_size)])
+        parts = [self.nets["d"](lifted[i:i + batch_size], labels[i:i + batch_size] if self.conditional else None)
+                 for i in range(0, len(lifted), batch_size)]
+        h, w = self.history, self.budget.window
+        tail = lambda key: sum(h[key][-w:]) / len(h[key][-w:]) if h[key] else None  # noqa: E731
+        scores = {
+            "sdar_e_dis_loss": h["e_dis_loss"][-1], "sdar_e_dis_loss_window": tail("e_dis_loss"),
+            "sdar_label_acc": tail("label_acc"), "sdar_task_loss": tail("task_loss"),
+            "sdar_decoder_mse": tail("decoder_mse"), "sdar_d_dis_loss": h["d_dis_loss"][-1],
+            "sdar_client_label_acc": tail("client_label_acc"), "sdar_iterations": float(len(h["ms"])),
+            "sdar_step_ms": sum(h["ms"]) / len(h["ms"]), "sdar_step_cpu_ms": sum(h["cpu_ms"]) / len(h["cpu_ms"]),
+        }
+        notes = {
+            "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
+            "sdar_decoder_mse": f"decoder MSE on the simulator's aux features (training mode), last {w} steps",
+            "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
+        }
+        if scores["sdar_client_label_acc"] is None:
+            notes["sdar_client_label_acc"] = "U-shaped SL: the server sees no client labels"
+        diverged = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
+        recon = torch.nan_to_num(torch.cat(parts), nan=0.0).clamp(0.0, 1.0)
+        return AttackOutput(reconstructions=recon, scores=scores, notes=notes, diverged=diverged)
+

@@ -1,0 +1,193 @@
+import math
+
+import pytest
+import torch
+
+import attacks.sdar  # noqa: F401  (registers "sdar")
+from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
+from attacks.sdar import BUDGETS, SDAR, SDARBudget, sdar_diverged
+from attacks.sdar_nets import MapDiscriminator, SDARDecoder, VectorDiscriminator, frozen, upsampling
+from bench.attack_cell import run_attack_cell
+from bench.cell import Cell
+from bench.data import DATASETS
+from bench.data.splits import carve, partition
+from bench.engine import SplitTrainer
+from bench.profiles import get_profile
+from bench.train import build_model, train_victim
+from bench.views import build_view
+
+PROFILE = get_profile("smoke")
+
+
+@pytest.fixture(scope="module")
+def digits(tmp_path_factory):
+    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), PROFILE)
+
+
+def make_cell(defense="raw", protocol="ushaped", **params):
+    return Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
+                attack="sdar", protocol=protocol, **params)
+
+
+def pre_training_attack(cell, data, granted=SDAR.requires, **kwargs):
+    """Built the way the attack-cell runner builds a co-training attack: from an untrained model's view."""
+    indices = partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)
+    view, _ = build_view(cell=cell, model=build_model(cell, data), data=data, client_indices=indices, granted=granted,
+                         n_targets=PROFILE.targets, with_targets=False)
+    return SDAR(view=view, profile="smoke", seed=cell.seed, **kwargs)
+
+
+DEFENSES = [("raw", {}), ("lightsplit-f+dp", {"cr": 8.0, "sigma": 0.02}), ("lightsplit-l", {"cr": 8.0})]
+
+
+def test_registered_with_its_threat_model():
+    assert ATTACKS.get("sdar") is SDAR and SDAR.threat_model is ThreatModel.COTRAIN
+    assert SDAR.requires == {Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE}
+    paper = BUDGETS["paper"]
+    assert (paper.lambda1, paper.lambda2, paper.e_lr, paper.d_lr, paper.hs_lr, paper.adam_eps) == (
+        0.02, 1e-5, 1e-3, 5e-4, 1e-3, 1e-7)
+    assert paper.e_dis_layers[0] == (64, 1) and paper.d_dis_layers == ((64, 1), (128, 2), (128, 2), (256, 2))
+
+
+@pytest.mark.parametrize("defense,params", DEFENSES)
+def test_observing_does_not_change_the_victim(digits, defense, params):
+    cell = make_cell(defense, **params)
+    plain = train_victim(cell, data=digits, profile=PROFILE)
+    attack = pre_training_attack(cell, digits)
+    watched = train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
+    assert len(attack.history["e_dis_loss"]) == 4  # it did run: one iteration per victim step
+    a, b = plain.model.state_dict(), watched.model.state_dict()
+    assert a.keys() == b.keys()
+    for name in a:  # parameters, BatchNorm running statistics, DP's calibrated clip, R
+        assert torch.equal(a[name], b[name]), name
+    assert plain.metrics["accuracy"] == watched.metrics["accuracy"]
+    assert [m.training for m in plain.model.modules()] == [m.training for m in watched.model.modules()]
+    assert all(p.requires_grad for p in watched.model.parameters())
+
+
+class Snapshot:
+    """Records the server's gradients, parameter flags and module modes when called."""
+
+    def __init__(self):
+        self.states = []
+
+    def on_step(self, view):
+        modules = [view.server.backbone, view.server.defense]
+        self.states.append((
+            [None if p.grad is None else p.grad.clone() for m in modules for p in m.parameters()],
+            [p.requires_grad for m in modules for p in m.parameters()],
+            [x.training for m in modules for x in m.modules()],
+        ))
+
+
+def test_a_step_leaves_the_server_modules_exactly_as_it_found_them(digits):
+    cell = make_cell("lightsplit-l", cr=8.0)
+    attack, before, after = pre_training_attack(cell, digits), Snapshot(), Snapshot()
+    torch.manual_seed(0)
+    trainer = SplitTrainer(model=build_model(cell, digits), lr=1e-3, observers=[before, attack, after])
+    trainer.model.train()
+    x, y = digits.members.x[:32], digits.members.y[:32]
+    for _ in range(2):
+        trainer.step(0, x, y)
+    for (grads_a, flags_a, modes_a), (grads_b, flags_b, modes_b) in zip(before.states, after.states):
+        assert all(ga is not None and torch.equal(ga, gb) for ga, gb in zip(grads_a, grads_b))
+        assert flags_a == flags_b and modes_a == modes_b and all(modes_a)
+
+
+def test_frozen_restores_mixed_flags():
+    net = torch.nn.Sequential(torch.nn.Linear(2, 2), torch.nn.BatchNorm1d(2))
+    net[1].eval()
+    net[0].bias.requires_grad_(False)
+    with frozen(net):
+        assert not any(p.requires_grad for p in net.parameters()) and not any(m.training for m in net.modules())
+    assert [m.training for m in net.modules()] == [True, True, False]
+    assert [p.requires_grad for p in net.parameters()] == [True, False, True, True]
+
+
+@pytest.mark.parametrize("defense,params,protocol", [
+    ("raw", {}, "ushaped"), ("lightsplit-f", {"cr": 8.0}, "ushaped"), ("topk", {"cr": 8.0}, "vanilla"),
+])
+def test_end_to_end_attack_cell(digits, tmp_path, defense, params, protocol):
+    cell = make_cell(defense, protocol=protocol, **params)
+    metrics, notes = run_attack_cell(cell, data=digits, profile=PROFILE, cache_dir=None, artifacts_dir=tmp_path)
+    for key in ("ssim", "mse", "masked_mse", "accuracy", "sdar_e_dis_loss", "sdar_label_acc", "sdar_step_ms"):
+        assert metrics[key] is not None and math.isfinite(metrics[key]), key
+    assert metrics["diverged"] == 0.0 and metrics["attack_targets"] == PROFILE.targets
+    assert metrics["sdar_iterations"] == 4
+    assert (metrics["sdar_client_label_acc"] is None) == (protocol == "ushaped")
+    assert (tmp_path / f"{cell.id}.png").exists()
+
+
+def test_reconstructions_lie_in_the_unit_interval_and_learning_lowers_the_decoder_loss(digits):
+    cell = make_cell()
+    attack = pre_training_attack(cell, digits)
+    trained = train_victim(cell, data=digits, profile=PROFILE, observers=[attack], epochs=6)
+    view, truth = build_view(cell=cell, model=trained.model, data=digits, client_indices=trained.client_indices,
+                             granted=SDAR.requires, n_targets=16)
+    attack.update_view(view)
+    out = attack.run()
+    assert out.reconstructions.shape == truth.x.shape
+    assert out.reconstructions.min() >= 0 and out.reconstructions.max() <= 1
+    mse = attack.history["decoder_mse"]
+    assert len(mse) == 24 and sum(mse[-4:]) < sum(mse[:4])
+
+
+def test_payload_discriminator_follows_the_payload_shape(digits):
+    for defense, params, kind in [("raw", {}, MapDiscriminator), ("lightsplit-f", {"cr": 8.0}, VectorDiscriminator)]:
+        cell = make_cell(defense, **params)
+        attack = pre_training_attack(cell, digits)
+        train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
+        assert isinstance(attack.nets["e_dis"], kind)
+
+
+def test_the_attack_is_reproducible(digits):
+    cell = make_cell()
+    runs = []
+    for _ in range(2):
+        attack = pre_training_attack(cell, digits)
+        train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
+        runs.append(attack.history["decoder_mse"])
+    assert runs[0] == runs[1]
+
+
+def test_divergence_on_a_forced_collapse_and_not_on_healthy_runs():
+    n = 200
+    healthy_acc = [0.1 + 0.8 * i / n for i in range(n)]
+    collapsed_critic = [1.4 * math.exp(-i / 20) + 0.02 for i in range(n)]  # → 0.02: the critic wins
+    assert not sdar_diverged([1.3] * n, healthy_acc, 10)
+    assert sdar_diverged(collapsed_critic, [0.1] * n, 10)  # critic wins, simulator stuck at chance
+    assert sdar_diverged([1.3] * n, [0.1] * 50 + [0.002] * 150, 10)  # tail learned a label permutation
+    assert not sdar_diverged(collapsed_critic, healthy_acc, 10)  # critic wins but the task improves (e.g. DP)
+    assert sdar_diverged([1.3, float("nan")], [0.5, 0.5], 10)
+    assert not sdar_diverged([], [], 10)
+
+
+def test_construction_needs_aux_data(digits):
+    cell = make_cell()
+    with pytest.raises(MissingCapabilityError, match="aux_data"):
+        pre_training_attack(cell, digits, granted=frozenset({Capability.CLIENT_ARCHITECTURE,
+                                                             Capability.DEFENSE_PUBLIC_STATE}))
+
+
+def test_rejects_bad_settings(digits):
+    attack = pre_training_attack(make_cell(), digits)
+    with pytest.raises(ValueError, match="profile"):
+        SDAR(view=attack.view, profile="huge")
+    with pytest.raises(RuntimeError, match="co-training"):
+        attack.run()
+    base = {"decoder_low": (4,), "decoder_high": (), "e_dis_layers": ((4, 2),), "e_dis_widths": (4,),
+            "d_dis_layers": ((4, 2),)}
+    SDARBudget(**base)
+    for bad in ({"decoder_low": ()}, {"e_dis_layers": ((4, 3),)}, {"lambda1": -0.1}, {"flip_rate": 1.0},
+                {"e_lr": 0.0}, {"adam_eps": 0.0}, {"dropout": 1.0}, {"window": 0}, {"d_dis_layers": ()}):
+        with pytest.raises(ValueError, match="invalid budget"):
+            SDARBudget(**{**base, **bad})
+
+
+@pytest.mark.parametrize("cut,image", [((8, 12, 12), (1, 28, 28)), ((32, 16, 16), (3, 32, 32)), ((120,), (1, 28, 28))])
+def test_decoder_lands_on_the_image_size(cut, image):
+    for low, high in [((8,), ()), ((), (8, 4))]:
+        decoder = SDARDecoder(cut, image, low=low, high=high, num_classes=10)
+        out = decoder(torch.rand(3, *cut), torch.tensor([0, 1, 9]))
+        assert out.shape == (3, *image) and out.min() >= 0 and out.max() <= 1
+    assert upsampling(4, 1, (12, 12), (28, 28)).kernel_size == (6, 6)
