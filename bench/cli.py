@@ -126,6 +126,9 @@ def list_command() -> None:
 @click.option("--out", default="results/latest", show_default=True, type=click.Path(file_okay=False))
 @click.option("--data-root", default=None, help="Data folder (else $BENCH_DATA_ROOT, else the cache folder).")
 @click.option("--download/--no-download", default=True, show_default=True, help="Download missing data when a network exists.")
+@click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
+@click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Local worker processes.")
+@click.option("--address", default=None, help="Ray cluster address (default: start a local Ray instance).")
 @click.option("--quiet", is_flag=True, help="No progress bar or table.")
 def run_command(**opts) -> None:
     """Train every cell of the grid and store one record per cell."""
@@ -152,13 +155,24 @@ def run_command(**opts) -> None:
         alpha=opts["alpha"],
         clients=opts["clients"],
     )
-    summary, store, cells = _execute(spec, data_root, Path(opts["out"]), download=opts["download"], quiet=opts["quiet"])
+    summary, store, cells = _execute(
+        spec, data_root, Path(opts["out"]), download=opts["download"], quiet=opts["quiet"],
+        executor=make_executor(opts["executor"], opts["jobs"], opts["address"]),
+    )
     if not opts["quiet"]:
         print_utility_table(store.collect(), cells)
     _finish(summary, store)
 
 
-def _execute(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None):
+def make_executor(kind: str, jobs: int, address: str | None):
+    from bench.executors import LocalExecutor, RayExecutor, SerialExecutor
+
+    if kind == "ray":
+        return RayExecutor(address=address)
+    return LocalExecutor(jobs=jobs) if jobs > 1 else SerialExecutor()
+
+
+def _execute(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None):
     """Expand, load every dataset (missing data fails before anything is written), run the grid."""
     from bench.data.root import MissingDataError
     from bench.runner import RunContext
@@ -174,7 +188,7 @@ def _execute(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quie
     store = ResultStore(out)
     if before_run is not None:
         before_run(cells, store)
-    return _run_with_progress(cells, store, ctx, quiet=quiet), store, cells
+    return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store, cells
 
 
 def _finish(summary, store) -> None:
@@ -277,21 +291,22 @@ def verify_command(results_dir: str, profile: str | None) -> None:
     click.echo(f"{counts['held']} held, {counts['not held']} not held, {counts['not testable']} not testable ({profile} profile)")
 
 
-def _run_with_progress(cells, store, ctx, *, quiet: bool):
+def _run_with_progress(cells, store, ctx, *, quiet: bool, executor=None):
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from bench.runner import run_grid
 
     if quiet:
-        return run_grid(cells, store=store, ctx=ctx)
+        return run_grid(cells, store=store, ctx=ctx, executor=executor)
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
     with Progress(*columns, transient=False) as progress:
         task = progress.add_task("cells", total=len(cells))
 
         def done(cell, status):
-            progress.update(task, advance=1, description=f"{cell.defense} cr={cell.cr} seed={cell.seed}: {status}")
+            label = f"{cell.defense} cr={cell.cr} {cell.attack} seed={cell.seed}"
+            progress.update(task, advance=1, description=f"{label}: {status}")
 
-        return run_grid(cells, store=store, ctx=ctx, on_cell_done=done)
+        return run_grid(cells, store=store, ctx=ctx, executor=executor, on_cell_done=done)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,6 @@
 """Run cells: skip stored ones, record each outcome atomically, never stop the grid on a failure."""
 from __future__ import annotations
 
-import time
-import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
@@ -12,8 +10,7 @@ from bench.attack_cell import run_attack_cell
 from bench.data import DATASETS
 from bench.data.splits import CarvedData, carve
 from bench.profiles import get_profile
-from bench.provenance import environment
-from bench.store import FAILED, OK, CellRecord, ResultStore
+from bench.store import OK, ResultStore
 from bench.train import train_victim
 
 
@@ -59,28 +56,28 @@ def run_grid(
     *,
     store: ResultStore,
     ctx: RunContext,
+    executor=None,
     on_cell_done: Callable[[Cell, str], None] | None = None,
 ) -> RunSummary:
-    """Run every cell not already stored; a failing cell is recorded with its traceback."""
+    """Run every cell not already stored (on ``executor``, default: in this process) and write each
+    record as it comes back; a failing cell is recorded with its traceback and the grid goes on."""
+    from bench.executors import SerialExecutor
+
     summary = RunSummary()
+    todo = []
     for cell in cells:
         if store.is_done(cell):
             summary.skipped += 1
             if on_cell_done:
                 on_cell_done(cell, "skipped")
-            continue
-        started = time.perf_counter()
-        try:
-            metrics, notes = run_cell(cell, ctx)
-            record = CellRecord(cell, OK, metrics, notes)
-        except Exception:  # recorded, not swallowed: the traceback goes into the store
-            record = CellRecord(cell, FAILED, error=traceback.format_exc())
-            summary.failed.append(cell.id)
-        record.wall_seconds = time.perf_counter() - started
-        record.provenance = environment()
+        else:
+            todo.append(cell)
+    for record in (executor or SerialExecutor()).run(todo, ctx):
         store.write(record)
         summary.ran += 1
+        if record.status != OK:
+            summary.failed.append(record.cell.id)
         if on_cell_done:
-            on_cell_done(cell, record.status)
+            on_cell_done(record.cell, record.status)
     store.collect()
     return summary
