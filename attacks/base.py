@@ -93,4 +93,17 @@ class Attack(ABC):
         """Carry out the attack on the view's targets."""
 
 
+def budget_for(attack: str, budgets: dict, profile: str, override=None):
+    """The attack's budget for ``profile`` (or ``override`` when given).
+
+    Raises:
+        ValueError: for a profile the attack has no budget for.
+    """
+    if override is not None:
+        return override
+    if profile not in budgets:
+        raise ValueError(f"{attack}: unknown profile '{profile}' (known: {', '.join(budgets)})")
+    return budgets[profile]
+
+
 ATTACKS: Registry[type[Attack]] = Registry("attack")

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel, budget_for
 from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, fit, predict
 from attacks.decoders import server_lift
 from attacks.fora_nets import Substitute, SubstituteHead, build_critic, gradient_penalty, payload_layout
@@ -209,10 +209,7 @@ class FORA(Attack):
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: FORABudget | None = None) -> None:
         super().__init__(view=view, profile=profile, seed=seed)
-        if budget is None:
-            if profile not in BUDGETS:
-                raise ValueError(f"fora: unknown profile '{profile}' (known: {', '.join(BUDGETS)})")
-            budget = BUDGETS[profile]
+        budget = budget_for("fora", BUDGETS, profile, budget)
         if len(view.cut_shape) != 3:
             raise ValueError(f"fora needs a (C, H, W) cut, got {view.cut_shape}")
         n_targets = len(values_of(view.targets.payloads)) if view.targets.payloads is not None else 0

@@ -16,7 +16,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.decoders import server_lift
-from attacks.view import AttackerView
+from attacks.view import AttackerView, ClientPath
 from defenses.base import Defense
 from defenses.payload import Payload, SparsePayload, as_vector, values_of
 
@@ -91,17 +91,9 @@ class SubstituteHead(nn.Module):
         return self.out(z)
 
 
-class Substitute(nn.Module):
+class Substitute(ClientPath):
     """Substitute client path: the substitute head, then a fresh copy of the defense's encoder, so its
     payloads take the victim's form (``Rᵀz`` vectors, top-K sparse pairs, 1×1 codes)."""
-
-    def __init__(self, head: nn.Module, defense: Defense) -> None:
-        super().__init__()
-        self.head = head
-        self.defense = defense
-
-    def forward(self, x: Tensor) -> Payload:
-        return self.defense.encode(self.head(x))
 
     def trainable(self) -> list[nn.Parameter]:
         """The head's parameters and the encoder's client half (e.g. a learned 1×1); never the server half."""

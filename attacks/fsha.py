@@ -9,7 +9,7 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel, budget_for
 from attacks.fsha_nets import Pilot, build_critic, build_decoder, gradient_penalty, payload_layout, read_payload
 from attacks.view import AttackerView, Capability
 from bench.observer import CutView
@@ -188,10 +188,7 @@ class FSHA(Attack):
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: FSHABudget | None = None) -> None:
         super().__init__(view=view, profile=profile, seed=seed)
-        if budget is None:
-            if profile not in BUDGETS:
-                raise ValueError(f"fsha: unknown profile '{profile}' (known: {', '.join(BUDGETS)})")
-            budget = BUDGETS[profile]
+        budget = budget_for("fsha", BUDGETS, profile, budget)
         if view.aux is None or view.aux.inputs is None or len(view.aux.inputs) < 2:
             raise ValueError("fsha: the view holds fewer than two aux images")
         self.budget = budget

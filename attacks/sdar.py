@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel, budget_for
 from attacks.decoders import server_lift
 from attacks.sdar_nets import (
     MapDiscriminator, SDARDecoder, SimulatedTail, VectorDiscriminator, adam, bce_to, frozen, two_player_step,
@@ -194,10 +194,7 @@ class SDAR(Attack):
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: SDARBudget | None = None) -> None:
         super().__init__(view=view, profile=profile, seed=seed)
-        if budget is None:
-            if profile not in BUDGETS:
-                raise ValueError(f"sdar: unknown profile '{profile}' (known: {', '.join(BUDGETS)})")
-            budget = BUDGETS[profile]
+        budget = budget_for("sdar", BUDGETS, profile, budget)
         if view.aux is None or view.aux.inputs is None or view.aux.labels is None or len(view.aux) < 2:
             raise ValueError("sdar: the view's auxiliary data needs at least two labelled inputs")
         self.budget = budget

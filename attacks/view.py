@@ -17,6 +17,18 @@ from defenses.base import Defense
 from defenses.payload import Payload
 
 
+class ClientPath(nn.Module):
+    """A path to the cut as a client runs it: a head, then a defense's encoder."""
+
+    def __init__(self, head: nn.Module, defense: Defense) -> None:
+        super().__init__()
+        self.head = head
+        self.defense = defense
+
+    def forward(self, x: Tensor) -> Payload:
+        return self.defense.encode(self.head(x))
+
+
 class Capability(str, Enum):
     """Things an attack may require beyond the payloads of its targets."""
 

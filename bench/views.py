@@ -13,7 +13,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.view import AttackerView, Capability, Observation
+from attacks.view import AttackerView, Capability, ClientPath, Observation
 from bench.cell import Cell
 from bench.data.splits import CARVE_SEED, CarvedData
 from bench.data.types import ArraySplit
@@ -22,18 +22,6 @@ from defenses import build_defense, split_name
 from defenses.base import Defense
 from defenses.payload import Payload, SparsePayload, cross_to_server, values_of
 from victims import VICTIMS
-
-
-class ClientPath(nn.Module):
-    """A client's path to the cut: head, then the defense's encoder."""
-
-    def __init__(self, head: nn.Module, defense: Defense) -> None:
-        super().__init__()
-        self.head = head
-        self.defense = defense
-
-    def forward(self, x: Tensor) -> Payload:
-        return self.defense.encode(self.head(x))
 
 
 def server_copy(defense: Defense) -> Defense:
