@@ -17,7 +17,6 @@ from torch.nn import functional as F
 
 from attacks.decoders import server_lift
 from attacks.view import AttackerView, ClientPath
-from defenses.base import Defense
 from defenses.payload import Payload, SparsePayload, as_vector, values_of
 
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import click
 
-from bench.grid import GridError, GridSpec, expand
+from bench.cli_common import _execute, _finish, _split, make_executor, plugin_option
+from bench.grid import GridError, GridSpec
 
 
 class BenchGroup(click.Group):
@@ -32,32 +33,6 @@ class BenchGroup(click.Group):
             sys.exit(2)
 
 
-def _load_plugins(ctx: click.Context, param: click.Parameter, paths: tuple[str, ...]) -> None:
-    from bench.registry import load_plugin
-
-    for path in paths:
-        try:
-            load_plugin(path)
-        except FileNotFoundError as err:
-            raise click.BadParameter(str(err), param_hint="--plugin") from None
-        except Exception as err:  # a plugin that fails to import is the user's input error
-            raise click.BadParameter(f"{path} failed to import: {type(err).__name__}: {err}", param_hint="--plugin") from None
-
-
-plugin_option = click.option(
-    "--plugin", multiple=True, type=click.Path(), callback=_load_plugins, expose_value=False,
-    help="Python file registering extra defenses, attacks, victims or datasets.",
-)
-
-
-def _split(kind: type, value: str, option: str) -> tuple:
-    items = [v.strip() for v in value.split(",") if v.strip()] if value else []
-    try:
-        return tuple(kind(v) for v in items)
-    except ValueError:
-        raise click.BadParameter(f"cannot read '{value}' as a list of {kind.__name__}", param_hint=option) from None
-
-
 @click.group(cls=BenchGroup)
 @plugin_option
 def main() -> None:
@@ -68,13 +43,15 @@ def main() -> None:
     import victims  # noqa: F401
 
 
-def _register_reports() -> None:
-    from bench.report.cli import register
+def _register_commands() -> None:
+    from bench.compare import register as register_compare
+    from bench.report.cli import register as register_reports
 
-    register(main)
+    register_reports(main)
+    register_compare(main)
 
 
-_register_reports()
+_register_commands()
 
 
 @main.command("list")
@@ -164,108 +141,6 @@ def run_command(**opts) -> None:
     _finish(summary, store)
 
 
-def make_executor(kind: str, jobs: int, address: str | None):
-    from bench.executors import LocalExecutor, RayExecutor, SerialExecutor
-
-    if kind == "ray":
-        return RayExecutor(address=address)
-    return LocalExecutor(jobs=jobs) if jobs > 1 else SerialExecutor()
-
-
-def _execute(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None):
-    """Expand, load every dataset (missing data fails before anything is written), run the grid."""
-    from bench.data.root import MissingDataError
-    from bench.runner import RunContext
-    from bench.store import ResultStore
-
-    cells = expand(spec)
-    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids")
-    try:
-        for dataset in spec.datasets:
-            ctx.data(dataset, spec.profile)
-    except MissingDataError as err:
-        raise GridError(str(err)) from None
-    store = ResultStore(out)
-    if before_run is not None:
-        before_run(cells, store)
-    return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store, cells
-
-
-def _finish(summary, store) -> None:
-    click.echo(
-        f"{summary.ran} cells run, {summary.skipped} already stored, {len(summary.failed)} failed; "
-        f"results in {store.root}/results.parquet"
-    )
-    if summary.failed:
-        sys.exit(1)
-
-
-@main.command("compare")
-@plugin_option
-@click.option("--defense", required=True, help="The new defense(s) to compare, comma list.")
-@click.option("--cr", default="8,16,32", show_default=True)
-@click.option("--attack", default=",".join(("decoder-ref",)), show_default=True)
-@click.option("--seeds", default="0,1,2", show_default=True)
-@click.option("--profile", default="cpu", show_default=True)
-@click.option("--dataset", default="auto", show_default=True)
-@click.option("--data-root", default=None)
-@click.option("--baseline-results", default="results/issue3-attacks", show_default=True, type=click.Path(file_okay=False),
-              help="Stored results whose built-in cells are reused instead of rerun (when present).")
-@click.option("--out", default=None, type=click.Path(file_okay=False), help="Default: results/compare-<defense>.")
-@click.option("--quiet", is_flag=True)
-def compare_command(**opts) -> None:
-    """Run the standard comparison grid for a new defense against every built-in defense, reusing stored
-    built-in results, and write a leaderboard and a Pareto plot."""
-    from bench.data.autodetect import resolve_datasets
-    from bench.leaderboard import STANDARD_BASELINES, leaderboard, to_markdown
-    from bench.store import atomic_write_text
-
-    new = _split(str, opts["defense"], "--defense")
-    data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
-    attacks_ = _split(str, opts["attack"], "--attack")
-    spec = GridSpec(
-        datasets=datasets, defenses=tuple(dict.fromkeys(new + STANDARD_BASELINES)), seeds=_split(int, opts["seeds"], "--seeds"),
-        profile=opts["profile"], crs=_split(float, opts["cr"], "--cr"), attacks=attacks_,
-    )
-    out = Path(opts["out"] or f"results/compare-{'-'.join(new)}")
-    baseline = Path(opts["baseline_results"])
-
-    def reuse_baselines(cells, store):
-        from bench.store import ResultStore
-
-        if not baseline.is_dir():
-            return
-        stored = ResultStore(baseline)
-        for cell in cells:
-            record = stored.load(cell) if cell.defense not in new else None
-            if record is not None and record.status == "ok" and not store.is_done(cell):
-                store.write(record)
-                grid = baseline / "grids" / f"{cell.id}.png"
-                if grid.exists():
-                    (out / "grids").mkdir(parents=True, exist_ok=True)
-                    (out / "grids" / grid.name).write_bytes(grid.read_bytes())
-
-    summary, store, _ = _execute(spec, data_root, out, download=True, quiet=opts["quiet"], before_run=reuse_baselines)
-    table = store.collect()
-    for attack in attacks_:
-        board = leaderboard(table, attack=attack)
-        text = to_markdown(board, attack=attack)
-        atomic_write_text(out / f"leaderboard-{attack}.md", text)
-        atomic_write_text(out / f"leaderboard-{attack}.csv", board.to_csv(index=False))
-        click.echo(text)
-    _write_pareto(table, out, attacks_[0])
-    _finish(summary, store)
-
-
-def _write_pareto(table, out: Path, attack: str) -> None:
-    try:
-        from bench.report.figures import pareto_figure
-    except ImportError:  # the figures module is optional for a comparison
-        return
-    for path in pareto_figure(table, out, attack=attack):
-        click.echo(f"wrote {path}")
-
-
 @main.command("verify")
 @click.option("--results", "results_dir", required=True, type=click.Path(file_okay=False), help="A results folder.")
 @click.option("--profile", default=None, help="Profile to check (default: the only one stored).")
@@ -289,24 +164,6 @@ def verify_command(results_dir: str, profile: str | None) -> None:
         click.echo(f"[{v.status:^12}] {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
     counts = {s: sum(v.status == s for v in verdicts) for s in ("held", "not held", "not testable")}
     click.echo(f"{counts['held']} held, {counts['not held']} not held, {counts['not testable']} not testable ({profile} profile)")
-
-
-def _run_with_progress(cells, store, ctx, *, quiet: bool, executor=None):
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-    from bench.runner import run_grid
-
-    if quiet:
-        return run_grid(cells, store=store, ctx=ctx, executor=executor)
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
-    with Progress(*columns, transient=False) as progress:
-        task = progress.add_task("cells", total=len(cells))
-
-        def done(cell, status):
-            label = f"{cell.defense} cr={cell.cr} {cell.attack} seed={cell.seed}"
-            progress.update(task, advance=1, description=f"{label}: {status}")
-
-        return run_grid(cells, store=store, ctx=ctx, executor=executor, on_cell_done=done)
 
 
 if __name__ == "__main__":
