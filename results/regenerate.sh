@@ -11,3 +11,8 @@ for dir in results/issue2-utility results/issue3-attacks results/issue4-attacks;
   bench figures --results "$dir" --out "$dir/figures" >/dev/null
   bench verify --results "$dir" > "$dir/claims.txt"
 done
+# The paper's tables over every committed cpu-profile result together.
+ALL="--results results/issue2-utility --results results/issue3-attacks --results results/issue4-attacks"
+mkdir -p results/tables
+for fmt in markdown csv; do bench report $ALL --format $fmt --out results/tables >/dev/null; done
+bench report $ALL --format latex --standalone --out results/tables >/dev/null

@@ -56,15 +56,16 @@ def _names(value: str | None, known: tuple[str, ...], option: str) -> list[str] 
 
 
 @click.command("report")
-@click.option("--results", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Results folder (results.parquet, results.csv or cells/).")
+@click.option("--results", required=True, multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Results folder (results.parquet, results.csv or cells/); repeat it to report several together.")
 @click.option("--table", "tables", default=None, help="Comma list of tables (II, III, V, ...); default: all with data.")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="markdown", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="A file (with a suffix) or a folder (one file per table); default: stdout.")
 @click.option("--profile", default=None, help="The profile to report when the results hold several.")
 @click.option("--standalone", is_flag=True, help="LaTeX: wrap each table in a minimal compilable document.")
-def report_command(results: Path, tables: str | None, fmt: str, out: Path | None, profile: str | None,
+def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out: Path | None, profile: str | None,
                    standalone: bool) -> None:
     """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
     from bench.report.render import RENDERERS, to_latex
@@ -72,7 +73,8 @@ def report_command(results: Path, tables: str | None, fmt: str, out: Path | None
     from bench.store import atomic_write_text
 
     names = _names(tables, tuple(TABLES), "--table")
-    table = _one_profile(load_results(results), profile)
+    stored = pd.concat([load_results(r) for r in results], ignore_index=True)
+    table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
     built = [build_table(table, TABLES[name], profile) for name in (names or TABLES)]
     if names is None:
         built = [b for b in built if b.has_defended_rows]
