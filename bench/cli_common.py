@@ -51,12 +51,13 @@ def _execute(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quie
 
     cells = expand(spec)
     ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids")
+    store = ResultStore(out)
+    # Load the data of every cell still to run (a stored grid loads nothing) before anything is written.
     try:
-        for dataset in spec.datasets:
+        for dataset in dict.fromkeys(c.dataset for c in cells if not store.is_done(c)):
             ctx.data(dataset, spec.profile)
     except MissingDataError as err:
         raise GridError(str(err)) from None
-    store = ResultStore(out)
     if before_run is not None:
         before_run(cells, store)
     return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store, cells
