@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
 from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, VectorToMap, fit, predict
 from attacks.view import AttackerView, Capability
-from defenses.payload import Payload, SparsePayload
+from defenses.payload import Payload, take, values_of
 
 BUDGETS = {
     "smoke": DecoderBudget(epochs=2, width=32),
@@ -24,14 +24,8 @@ def server_lift(view: AttackerView, payloads: Payload, batch_size: int = 500) ->
     """What the server feeds its backbone: the payloads decoded by the server half of the defense
     (LightSplit-F: ``R z̃``; learned 1×1: the server conv; top-K: the dense sparse map)."""
     decode = view.server_defense.eval().decode
-    if isinstance(payloads, SparsePayload):
-        n = len(payloads.values)
-        parts = [
-            decode(SparsePayload(payloads.values[i : i + batch_size], payloads.indices[i : i + batch_size], payloads.dense_numel))
-            for i in range(0, n, batch_size)
-        ]
-    else:
-        parts = [decode(payloads[i : i + batch_size]) for i in range(0, len(payloads), batch_size)]
+    n = len(values_of(payloads))
+    parts = [decode(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)]
     return torch.cat(parts)
 
 

@@ -17,7 +17,7 @@ from torch.nn import functional as F
 
 from attacks.decoders import server_lift
 from attacks.view import AttackerView, ClientPath
-from defenses.payload import Payload, SparsePayload, as_vector, values_of
+from defenses.payload import SparsePayload, as_vector, take, values_of
 
 
 def substitute_strides(input_hw: tuple[int, int], cut_hw: tuple[int, int]) -> tuple[int, int]:
@@ -187,15 +187,9 @@ def payload_layout(view: AttackerView) -> tuple[int, ...]:
     values = values_of(payloads)
     if not isinstance(payloads, SparsePayload) and values.dim() == 4:
         return tuple(values.shape[1:])
-    probe = _take(payloads, torch.arange(min(4, len(values))))
+    probe = take(payloads, torch.arange(min(4, len(values))))
     vector = as_vector(probe)
     if len(view.cut_shape) == 3 and vector.shape[1] == math.prod(view.cut_shape):
         if torch.equal(server_lift(view, probe).flatten(1), vector):
             return tuple(view.cut_shape)
     return (vector.shape[1],)
-
-
-def _take(payload: Payload, index: Tensor) -> Payload:
-    if isinstance(payload, SparsePayload):
-        return SparsePayload(payload.values[index], payload.indices[index], payload.dense_numel)
-    return payload[index]

@@ -20,7 +20,7 @@ from bench.data.types import ArraySplit
 from bench.engine import SplitModel
 from defenses import build_defense, split_name
 from defenses.base import Defense
-from defenses.payload import Payload, SparsePayload, cross_to_server, values_of
+from defenses.payload import Payload, concat, cross_to_server, take, values_of
 from victims import VICTIMS
 
 
@@ -57,20 +57,12 @@ def defense_factory(cell: Cell, cut_shape: tuple[int, ...]) -> Callable[[], Defe
     return lambda: build_defense(base_name, cut_shape=shape, seed=seed, **params)
 
 
-def _concat(payloads: list[Payload]) -> Payload:
-    if isinstance(payloads[0], SparsePayload):
-        return SparsePayload(
-            torch.cat([p.values for p in payloads]), torch.cat([p.indices for p in payloads]), payloads[0].dense_numel
-        )
-    return torch.cat(payloads)
-
-
 @torch.no_grad()
 def observe_payloads(model: SplitModel, x: Tensor, client: int = 0, batch_size: int = 500) -> Payload:
     """Payloads of ``x`` through the trained client path of ``client`` (evaluation mode)."""
     model.eval()
     path = ClientPath(model.head_of(client), model.defense)
-    return _concat([path(x[i : i + batch_size]) for i in range(0, len(x), batch_size)])
+    return concat([path(x[i : i + batch_size]) for i in range(0, len(x), batch_size)])
 
 
 def observe_gradients(model: SplitModel, payload: Payload, y: Tensor, client: int = 0, batch_size: int = 500) -> Tensor:
@@ -82,18 +74,12 @@ def observe_gradients(model: SplitModel, payload: Payload, y: Tensor, client: in
     grads = []
     n = len(values_of(payload))
     for i in range(0, n, batch_size):
-        part = _slice(payload, i, i + batch_size)
+        part = take(payload, slice(i, i + batch_size))
         received = cross_to_server(part)
         logits = model.tail_of(client)(model.backbone(model.defense.decode(received)))
         F.cross_entropy(logits, y[i : i + batch_size], reduction="sum").backward()
         grads.append(values_of(received).grad.detach())
     return torch.cat(grads)
-
-
-def _slice(payload: Payload, start: int, stop: int) -> Payload:
-    if isinstance(payload, SparsePayload):
-        return SparsePayload(payload.values[start:stop], payload.indices[start:stop], payload.dense_numel)
-    return payload[start:stop]
 
 
 @dataclass(frozen=True)
@@ -132,14 +118,8 @@ def _observe(model: SplitModel, split: ArraySplit, owners: Tensor, with_grads: b
             grads.append(observe_gradients(model, p, split.y[idx], client))
         order.append(idx)
     inverse = torch.argsort(torch.cat(order))
-    payloads = _slice_index(_concat(parts), inverse)
+    payloads = take(concat(parts), inverse)
     return payloads, torch.cat(grads)[inverse] if with_grads else None
-
-
-def _slice_index(payload: Payload, index: Tensor) -> Payload:
-    if isinstance(payload, SparsePayload):
-        return SparsePayload(payload.values[index], payload.indices[index], payload.dense_numel)
-    return payload[index]
 
 
 def build_view(

@@ -53,6 +53,22 @@ def as_vector(payload: Payload) -> Tensor:
     return payload.flatten(1)
 
 
+def take(payload: Payload, index: slice | Tensor) -> Payload:
+    """The rows ``index`` (a slice or an index tensor) of a batch of payloads."""
+    if isinstance(payload, SparsePayload):
+        return SparsePayload(payload.values[index], payload.indices[index], payload.dense_numel)
+    return payload[index]
+
+
+def concat(payloads: list[Payload]) -> Payload:
+    """Batches of payloads of one kind, joined along the batch."""
+    if isinstance(payloads[0], SparsePayload):
+        return SparsePayload(
+            torch.cat([p.values for p in payloads]), torch.cat([p.indices for p in payloads]), payloads[0].dense_numel
+        )
+    return torch.cat(payloads)
+
+
 def wire_tensors(payload: Payload) -> tuple[Tensor, ...]:
     """The tensors a real implementation would put on the wire."""
     if isinstance(payload, SparsePayload):
