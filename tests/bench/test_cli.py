@@ -3,18 +3,7 @@ import json
 import pandas as pd
 import pytest
 
-from bench.cli import main
-
-
-def run_cli(capsys, args):
-    """Run the real entry point; returns (exit code, stdout, stderr)."""
-    try:
-        main.main(args, prog_name="bench")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+from tests.bench.cli_runner import run_cli
 
 
 SMOKE = ["run", "--dataset", "digits", "--profile", "smoke", "--quiet", "--no-download"]

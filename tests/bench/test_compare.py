@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pandas as pd
 
-from bench.cli import main
+from tests.bench.cli_runner import run_cli
 
 REPO = Path(__file__).resolve().parents[2]
 SMOKE = ["--profile", "smoke", "--seeds", "0", "--cr", "8", "--dataset", "digits", "--quiet"]
@@ -26,24 +26,14 @@ class Broken(RawDefense):
 '''
 
 
-def run(capsys, args):
-    try:
-        main.main(args, prog_name="bench")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
-
-
 def test_example_plugin_goes_through_compare_and_reuses_stored_baselines(capsys, tmp_path):
     baseline = tmp_path / "baseline"
-    code, _, err = run(capsys, ["run", "--defense", "lightsplit-f", "--attack", "decoder-ref", "--out", str(baseline), *SMOKE])
+    code, _, err = run_cli(capsys, ["run", "--defense", "lightsplit-f", "--attack", "decoder-ref", "--out", str(baseline), *SMOKE])
     assert code == 0, err
     out = tmp_path / "cmp"
     args = ["compare", "--plugin", str(REPO / "examples" / "random_subsample.py"), "--defense", "random-subsample",
             "--baseline-results", str(baseline), "--out", str(out), *SMOKE]
-    code, stdout, err = run(capsys, args)
+    code, stdout, err = run_cli(capsys, args)
     assert code == 0, err
     assert "3 cells run, 2 already stored" in stdout  # raw and lightsplit-f came from the baseline
     board = pd.read_csv(out / "leaderboard-decoder-ref.csv")
@@ -57,7 +47,7 @@ def test_a_plugin_defense_that_raises_is_recorded_and_the_grid_completes(capsys,
     out = tmp_path / "cmp"
     args = ["compare", "--plugin", str(plugin), "--defense", "broken-defense", "--baseline-results", str(tmp_path / "none"),
             "--out", str(out), *SMOKE]
-    code, stdout, _ = run(capsys, args)
+    code, stdout, _ = run_cli(capsys, args)
     assert code == 1 and "5 cells run" in stdout and "1 failed" in stdout
     records = [json.loads(p.read_text()) for p in (out / "cells").glob("*.json")]
     failed = [r for r in records if r["status"] == "failed"]
@@ -69,6 +59,6 @@ def test_a_plugin_defense_that_raises_is_recorded_and_the_grid_completes(capsys,
 def test_a_plugin_file_that_fails_to_import_is_a_one_line_error(capsys, tmp_path):
     plugin = tmp_path / "bad.py"
     plugin.write_text("raise ImportError('missing dependency')\n")
-    code, _, err = run(capsys, ["compare", "--plugin", str(plugin), "--defense", "x", "--out", str(tmp_path / "o")])
+    code, _, err = run_cli(capsys, ["compare", "--plugin", str(plugin), "--defense", "x", "--out", str(tmp_path / "o")])
     assert code == 2 and "failed to import" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()

@@ -6,6 +6,7 @@ import pytest
 
 from bench.cli import BenchGroup
 from bench.report.cli import register
+from tests.bench.cli_runner import run_cli
 from tests.bench.report import synthetic
 
 
@@ -18,13 +19,7 @@ register(group)
 
 
 def run(capsys, args: list[str]) -> tuple[int, str, str]:
-    try:
-        group.main(args, prog_name="bench")
-        code = 0
-    except SystemExit as exc:
-        code = exc.code
-    captured = capsys.readouterr()
-    return code, captured.out, captured.err
+    return run_cli(capsys, args, group)
 
 
 @pytest.fixture()
