@@ -1,4 +1,5 @@
-"""Training-step time of the split engine: LightSplit-F vs raw vs the same network as one model.
+"""Training-step time of the split engine: LightSplit-F (dense and structured R) vs raw vs the same
+network as one model, plus the projection alone (forward + backward of ``Rᵀz``).
 
 Measured side by side in one run (interleaved repeats, median per variant) and printed as ratios.
 
@@ -44,6 +45,17 @@ def monolithic_step_fn(victim_name, cut, x, y):
     return step
 
 
+def projection_fn(defense, cut_shape, cr, batch):
+    """Forward ``Rᵀz`` and back-propagate a payload gradient: the projection's share of a step."""
+    projection = build_defense(defense, cut_shape=cut_shape, seed=0, cr=cr).projection
+    z = torch.randn(batch, *cut_shape, requires_grad=True)
+
+    def step():
+        payload = projection.project(z)
+        payload.backward(torch.ones_like(payload))
+    return step
+
+
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--victim", default="resnet18")
@@ -60,6 +72,9 @@ def main() -> None:
         "monolithic": monolithic_step_fn(args.victim, args.cut, x, y),
         "raw": split_step_fn(args.victim, args.cut, "raw", None, x, y),
         "lightsplit-f": split_step_fn(args.victim, args.cut, "lightsplit-f", args.cr, x, y),
+        "lightsplit-f-srht": split_step_fn(args.victim, args.cut, "lightsplit-f-srht", args.cr, x, y),
+        "R alone, dense": projection_fn("lightsplit-f", victim.cuts[args.cut], args.cr, args.batch),
+        "R alone, srht": projection_fn("lightsplit-f-srht", victim.cuts[args.cut], args.cr, args.batch),
     }
     for fn in fns.values():  # warm-up
         fn()
@@ -78,6 +93,10 @@ def main() -> None:
     print(f"  lightsplit-f / raw        = {med['lightsplit-f'] / med['raw']:.3f}  (target <= 1.05)")
     print(f"  lightsplit-f / monolithic = {med['lightsplit-f'] / med['monolithic']:.3f}  (target <= 1.10)")
     print(f"  raw / monolithic          = {med['raw'] / med['monolithic']:.3f}")
+    print(f"  lightsplit-f-srht / raw   = {med['lightsplit-f-srht'] / med['raw']:.3f}")
+    print(f"  lightsplit-f-srht / monolithic = {med['lightsplit-f-srht'] / med['monolithic']:.3f}")
+    print(f"  lightsplit-f-srht / lightsplit-f = {med['lightsplit-f-srht'] / med['lightsplit-f']:.3f}")
+    print(f"  projection alone, srht / dense   = {med['R alone, srht'] / med['R alone, dense']:.3f}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,18 @@ import math
 from torch import Tensor, nn
 
 from defenses.base import DEFENSES, Defense, DefenseConfigError, require_cr
+from defenses.hadamard import SubsampledHadamardProjection
 from defenses.projection import BlockLocalProjection, OrthogonalProjection
+
+PROJECTIONS = {"dense": OrthogonalProjection, "srht": SubsampledHadamardProjection}
+
+
+def global_projection(kind: str, *, cut_shape: tuple[int, ...], k: int, seed: int) -> nn.Module:
+    """The global ``d × k`` projection of the named kind: ``dense`` (QR of a Gaussian, ``d·k`` per
+    sample) or ``srht`` (structured, ``O(d log d)`` per sample); both have ``RᵀR = I``."""
+    if kind not in PROJECTIONS:
+        raise DefenseConfigError(f"unknown projection {kind!r}; choose from {', '.join(PROJECTIONS)}")
+    return PROJECTIONS[kind](cut_shape=cut_shape, k=k, seed=seed)
 
 
 class _LearnedLiftBack(nn.Module):
@@ -23,7 +34,7 @@ class _LearnedLiftBack(nn.Module):
 class _ProjectionDefense(Defense):
     """Shared body: the client projects with a fixed public matrix; the server lifts back."""
 
-    projection: OrthogonalProjection | BlockLocalProjection
+    projection: OrthogonalProjection | SubsampledHadamardProjection | BlockLocalProjection
 
     def encode(self, z: Tensor) -> Tensor:
         return self.projection.project(z)
@@ -49,14 +60,19 @@ class LightSplitF(_ProjectionDefense):
         cut_shape: per-sample shape of the cut activation.
         cr: compression ratio ``d / k``; ``k`` must be an integer ≥ 1.
         seed: seed of ``R``.
+        projection: ``dense`` or ``srht`` (see :func:`global_projection`).
     """
 
     knobs = ("cr",)
+    default_projection = "dense"
 
-    def __init__(self, *, cut_shape: tuple[int, ...], cr: float | None = None, seed: int = 0) -> None:
+    def __init__(
+        self, *, cut_shape: tuple[int, ...], cr: float | None = None, seed: int = 0, projection: str | None = None
+    ) -> None:
         super().__init__(cut_shape=cut_shape, seed=seed)
         k = require_cr(cr, math.prod(cut_shape), "lightsplit-f")
-        self.projection = OrthogonalProjection(cut_shape=cut_shape, k=k, seed=seed)
+        kind = projection or self.default_projection
+        self.projection = global_projection(kind, cut_shape=cut_shape, k=k, seed=seed)
         self.server_side.lift_back = None
 
 
@@ -72,20 +88,52 @@ class LightSplitL(_ProjectionDefense):
         cr: compression ratio ``d / k``.
         width: hidden width ``m`` of the lift-back MLP.
         seed: seed of ``R``.
+        projection: ``dense`` or ``srht`` (see :func:`global_projection`).
     """
 
     knobs = ("cr", "width")
+    default_projection = "dense"
 
     def __init__(
-        self, *, cut_shape: tuple[int, ...], cr: float | None = None, width: int = 512, seed: int = 0
+        self,
+        *,
+        cut_shape: tuple[int, ...],
+        cr: float | None = None,
+        width: int = 512,
+        seed: int = 0,
+        projection: str | None = None,
     ) -> None:
         super().__init__(cut_shape=cut_shape, seed=seed)
         if width < 1:
             raise DefenseConfigError(f"lightsplit-l: lift-back width must be >= 1, got {width}")
         d = math.prod(cut_shape)
         k = require_cr(cr, d, "lightsplit-l")
-        self.projection = OrthogonalProjection(cut_shape=cut_shape, k=k, seed=seed)
+        kind = projection or self.default_projection
+        self.projection = global_projection(kind, cut_shape=cut_shape, k=k, seed=seed)
         self.server_side.lift_back = _LearnedLiftBack(k, d, width)
+
+
+@DEFENSES.register("lightsplit-f-srht")
+class LightSplitFHadamard(LightSplitF):
+    """LightSplit-F with the structured projection: ``R`` is a subsampled randomized Hadamard transform.
+
+    Paper: LightSplit, Sect. IV-B (any fixed ``R`` with ``RᵀR = I``); the structured ``R`` is this
+    suite's cheaper option (O(d log d) per sample instead of ``d·k``).
+    Threat model: as LightSplit-F; the permutation, signs, mixing and kept rows are public.
+    """
+
+    default_projection = "srht"
+
+
+@DEFENSES.register("lightsplit-l-srht")
+class LightSplitLHadamard(LightSplitL):
+    """LightSplit-L with the structured projection (see ``lightsplit-f-srht``).
+
+    Paper: LightSplit, Sect. IV-C, with this suite's structured ``R``.
+    Threat model: as LightSplit-L; the structured ``R`` is public.
+    """
+
+    default_projection = "srht"
 
 
 @DEFENSES.register("block-local")

@@ -28,8 +28,9 @@ def test_payload_has_d_over_cr_values(cr):
     assert payload.shape == (5, 1152 // cr)
 
 
-def test_fixed_liftback_is_the_orthogonal_projection():
-    defense = build_defense("lightsplit-f", cut_shape=CUT, seed=0, cr=8)
+@pytest.mark.parametrize("name", ["lightsplit-f", "lightsplit-f-srht"])
+def test_fixed_liftback_is_the_orthogonal_projection(name):
+    defense = build_defense(name, cut_shape=CUT, seed=0, cr=8)
     R = defense.public_state()["R"]
     z = torch.randn(4, *CUT, dtype=torch.float32)
     z_hat = defense.decode(defense.encode(z))
@@ -39,7 +40,10 @@ def test_fixed_liftback_is_the_orthogonal_projection():
     assert torch.allclose(defense.decode(defense.encode(z_hat)), z_hat, atol=1e-5)
 
 
-@pytest.mark.parametrize("name,params", [("lightsplit-f", {"cr": 8}), ("block-local", {"cr": 8, "tile": 3})])
+@pytest.mark.parametrize(
+    "name,params",
+    [("lightsplit-f", {"cr": 8}), ("lightsplit-f-srht", {"cr": 8}), ("block-local", {"cr": 8, "tile": 3})],
+)
 def test_gradient_reaching_z_is_R_times_payload_gradient(name, params):
     """Across the cut the client receives ∇z̃ and autograd must give ∇z = R ∇z̃."""
     torch.manual_seed(0)
@@ -51,7 +55,7 @@ def test_gradient_reaching_z_is_R_times_payload_gradient(name, params):
     loss.backward()
     grad_payload = received.grad
     payload.backward(grad_payload)
-    if name == "lightsplit-f":
+    if name.startswith("lightsplit-f"):
         expected = (grad_payload @ defense.public_state()["R"].T).view_as(z)
     else:
         expected = defense.projection.lift(grad_payload)
