@@ -16,10 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.exceptions import ConvergenceWarning
-from sklearn.linear_model import LogisticRegression
-from sklearn.pipeline import make_pipeline
-from sklearn.preprocessing import StandardScaler
 from torch import Tensor, nn
 
 from attacks.base import ATTACKS, Attack, AttackOutput, MissingCapabilityError, ThreatModel
@@ -261,6 +257,12 @@ class HarReidentification(Attack):
             scores.update(reid_accuracy=None, reid_chance=None)
             note = "fewer than 2 subjects to train on, or no test block"
             return AttackOutput(scores=scores, notes={"reid_accuracy": note})
+
+        # scikit-learn is imported here, not at module level: registering attacks should stay cheap.
+        from sklearn.exceptions import ConvergenceWarning
+        from sklearn.linear_model import LogisticRegression
+        from sklearn.pipeline import make_pipeline
+        from sklearn.preprocessing import StandardScaler
 
         classifier = make_pipeline(
             StandardScaler(), LogisticRegression(max_iter=self.budget.reid_max_iter, random_state=self.seed)

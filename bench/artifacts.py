@@ -7,7 +7,6 @@ from pathlib import Path
 
 import torch
 from torch import Tensor
-from torchvision.utils import save_image
 
 
 def save_reconstruction_grid(path: Path, truth: Tensor, recon: Tensor, *, n: int = 8) -> None:
@@ -18,6 +17,8 @@ def save_reconstruction_grid(path: Path, truth: Tensor, recon: Tensor, *, n: int
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
     os.close(fd)
     try:
+        from torchvision.utils import save_image  # imported here: torchvision is slow to import
+
         save_image(grid, tmp, nrow=n, padding=2, pad_value=1.0)
         os.replace(tmp, path)
     except BaseException:

@@ -110,7 +110,6 @@ def list_command() -> None:
 def run_command(**opts) -> None:
     """Train every cell of the grid and store one record per cell."""
     from bench.data.autodetect import resolve_datasets
-    from bench.report_console import print_utility_table
 
     data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
     spec = GridSpec(
@@ -137,6 +136,8 @@ def run_command(**opts) -> None:
         executor=make_executor(opts["executor"], opts["jobs"], opts["address"]),
     )
     if not opts["quiet"]:
+        from bench.report_console import print_utility_table
+
         print_utility_table(store.collect(), cells)
     _finish(summary, store)
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import warnings
 
-from opacus.accountants import RDPAccountant
 
 DEFAULT_DELTA = 1e-5
 
@@ -26,6 +25,8 @@ def gaussian_release_epsilon(*, sigma: float, releases: int, delta: float = DEFA
         raise ValueError("need sigma >= 0, releases >= 1 and 0 < delta < 1")
     if sigma == 0:
         return float("inf")
+    from opacus.accountants import RDPAccountant  # imported here: only DP cells need it
+
     accountant = RDPAccountant()
     accountant.history = [(sigma / 2.0, 1.0, releases)]
     with warnings.catch_warnings():  # Opacus warns that its default orders may be too few: they are

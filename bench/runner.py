@@ -79,5 +79,6 @@ def run_grid(
             summary.failed.append(record.cell.id)
         if on_cell_done:
             on_cell_done(record.cell, record.status)
-    store.collect()
+    if not store.table_is_current():
+        store.collect()
     return summary

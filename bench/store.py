@@ -14,10 +14,12 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-
-import pandas as pd
+from typing import TYPE_CHECKING
 
 from bench.cell import Cell
+
+if TYPE_CHECKING:  # pandas is imported where a table is built: a stored grid's rerun skips it
+    import pandas as pd
 
 OK, FAILED = "ok", "failed"
 
@@ -108,6 +110,14 @@ class ResultStore:
         """The tidy table: one row per (cell, metric); a failed cell is one row with its error."""
         return records_to_table(self.records())
 
+    def table_is_current(self) -> bool:
+        """Whether ``results.parquet`` and ``results.csv`` exist and are newer than every cell record."""
+        tables = [self.root / name for name in ("results.parquet", "results.csv")]
+        if not all(t.exists() for t in tables):
+            return False
+        newest = max((p.stat().st_mtime_ns for p in self.cells_dir.glob("*.json")), default=0)
+        return min(t.stat().st_mtime_ns for t in tables) > newest  # a tie counts as stale
+
     def collect(self) -> pd.DataFrame:
         """Write ``results.parquet`` and ``results.csv`` (atomically) and return the table."""
         from bench.derived import add_derived_metrics
@@ -140,6 +150,8 @@ COLUMNS = Cell.field_names() + [
 
 
 def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
+    import pandas as pd
+
     rows = []
     for rec in records:
         base = {

@@ -36,7 +36,6 @@ from collections import OrderedDict
 
 import torch
 from torch import nn
-from torchvision.models.resnet import BasicBlock, conv1x1, conv3x3
 
 from victims.base import VICTIMS, SplitParts, Victim
 
@@ -44,7 +43,10 @@ _DEFAULT_INPUT = (3, 32, 32)
 _CUT_CHANNELS = 64
 
 
-def _block(in_channels: int, out_channels: int, stride: int) -> BasicBlock:
+# torchvision is imported where a network is built: importing it costs more than a stored grid's rerun.
+def _block(in_channels: int, out_channels: int, stride: int) -> nn.Module:
+    from torchvision.models.resnet import BasicBlock, conv1x1
+
     downsample = None
     if stride != 1 or in_channels != out_channels:
         downsample = nn.Sequential(conv1x1(in_channels, out_channels, stride), nn.BatchNorm2d(out_channels))
@@ -60,6 +62,8 @@ def _conv_bn_relu(conv: nn.Conv2d) -> nn.Sequential:
 
 
 def _head(cut: str, in_channels: int) -> nn.Sequential:
+    from torchvision.models.resnet import conv3x3
+
     layers: list[tuple[str, nn.Module]] = [
         ("stem", _conv_bn_relu(conv3x3(in_channels, 64))),
         ("layer1", _stage(64, 64, 1)),
@@ -75,6 +79,8 @@ def _head(cut: str, in_channels: int) -> nn.Sequential:
 
 
 def _backbone(cut: str) -> nn.Sequential:
+    from torchvision.models.resnet import conv1x1
+
     if cut == "l1h":
         layers = [
             ("lift", _conv_bn_relu(conv1x1(_CUT_CHANNELS, 64))),
@@ -110,7 +116,7 @@ def _cut_shape(cut: str, input_shape: tuple[int, ...]) -> tuple[int, ...]:
 class ResNet18(Victim):
     """CIFAR ResNet-18 whose heads end in an 8×8×64 map (d = 4096) at both cuts."""
 
-    cuts = {cut: _cut_shape(cut, _DEFAULT_INPUT) for cut in ("l1h", "l2h")}
+    cuts = {"l1h": (_CUT_CHANNELS, 8, 8), "l2h": (_CUT_CHANNELS, 8, 8)}  # a dry run checks them in the tests
     default_cut = "l2h"
     input_shape = _DEFAULT_INPUT
     datasets = ("cifar10", "cifar100")

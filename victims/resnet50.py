@@ -30,8 +30,6 @@ from __future__ import annotations
 from collections import OrderedDict
 
 from torch import nn
-from torchvision.models import resnet50
-from torchvision.models.resnet import Bottleneck, conv1x1
 
 from victims.base import VICTIMS, SplitParts, Victim
 
@@ -75,6 +73,9 @@ class ResNet50(Victim):
         Raises:
             ValueError: for an unknown cut or an input shape the network cannot take.
         """
+        from torchvision.models import resnet50  # imported here: a stored grid's rerun needs no torchvision
+        from torchvision.models.resnet import Bottleneck, conv1x1
+
         self.check_cut(cut)
         _check_input(input_shape)
         net = resnet50(weights=None, num_classes=num_classes)

@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 import torch
-from sklearn.model_selection import train_test_split
 
 from bench.data.types import ArraySplit, RawDataset
 from bench.profiles import Profile
@@ -42,6 +41,8 @@ class CarvedData:
 
 def _stratified_take(split: ArraySplit, sizes: list[int | None], seed: int) -> list[ArraySplit]:
     """Disjoint class-stratified subsets of ``split`` of the given sizes (``None``: all that is left)."""
+    from sklearn.model_selection import train_test_split  # imported here: a stored grid never carves
+
     remaining = np.arange(len(split))
     labels = split.y.numpy()
     out = []

@@ -4,7 +4,6 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
-from sklearn.metrics import r2_score
 
 
 def _as_numpy(values: Any) -> np.ndarray:
@@ -31,6 +30,8 @@ def per_feature_r2(recon: Any, truth: Any) -> np.ndarray:
         recon, truth = recon[:, None], truth[:, None]
     if truth.ndim != 2 or len(truth) < 2:
         raise ValueError(f"expected (n_samples >= 2, n_features), got {truth.shape}")
+    from sklearn.metrics import r2_score  # imported here: image cells never need scikit-learn
+
     scores = np.asarray(r2_score(truth, recon, multioutput="raw_values"), dtype=np.float64)
     constant = np.ptp(truth, axis=0) == 0
     scores[constant] = np.nan

@@ -8,9 +8,12 @@ into one ``error: ...`` line and exit status 2. Wire them into a group with :fun
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-import pandas as pd
+
+if TYPE_CHECKING:  # pandas is imported by the commands: `bench run` on a stored grid never needs it
+    import pandas as pd
 
 FORMATS = {"latex": "tex", "markdown": "md", "csv": "csv"}
 FIGURE_NAMES = ("4", "5", "6", "15a", "pareto")
@@ -22,6 +25,8 @@ def load_results(results: Path) -> pd.DataFrame:
     Raises:
         click.BadParameter: the folder holds no stored results.
     """
+    import pandas as pd
+
     results = Path(results)
     if (results / "results.parquet").exists():
         return pd.read_parquet(results / "results.parquet")
@@ -73,6 +78,8 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
     from bench.store import atomic_write_text
 
     names = _names(tables, tuple(TABLES), "--table")
+    import pandas as pd
+
     stored = pd.concat([load_results(r) for r in results], ignore_index=True)
     table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
     built = [build_table(table, TABLES[name], profile) for name in (names or TABLES)]

@@ -67,3 +67,22 @@ def test_same_seed_same_numbers(tmp_path):
         metrics = json.loads(store.path_of(cells[0]).read_text())["metrics"]
         values.append({k: v for k, v in metrics.items() if k != "train_seconds"})
     assert values[0] == values[1]
+
+
+def test_the_table_is_rewritten_only_when_a_record_is_newer(tmp_path):
+    cells = [Cell(defense="raw", **CELL)]
+    store = ResultStore(tmp_path)
+    run_grid(cells, store=store, ctx=RunContext(data_root=tmp_path))
+    assert store.table_is_current()
+    parquet = tmp_path / "results.parquet"
+    written = parquet.stat().st_mtime_ns
+    run_grid(cells, store=store, ctx=RunContext(data_root=tmp_path))  # all stored: nothing to rewrite
+    assert parquet.stat().st_mtime_ns == written
+    # a record added by hand (a copied cell) makes the table stale, and the next run rewrites it
+    copied = Cell(defense="raw", **{**CELL, "seed": 1})
+    record = json.loads(store.path_of(cells[0]).read_text())
+    record["cell"] = copied.as_dict()
+    store.cells_dir.joinpath(f"{copied.id}.json").write_text(json.dumps(record))
+    assert not store.table_is_current()
+    run_grid(cells, store=store, ctx=RunContext(data_root=tmp_path))
+    assert store.table_is_current() and set(store.table()["seed"]) == {0, 1}
