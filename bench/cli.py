@@ -143,23 +143,27 @@ def run_command(**opts) -> None:
 
 
 @main.command("verify")
-@click.option("--results", "results_dir", required=True, type=click.Path(file_okay=False), help="A results folder.")
+@click.option("--results", "results_dirs", required=True, multiple=True, type=click.Path(file_okay=False),
+              help="A results folder (repeatable: the folders' cells are checked together).")
 @click.option("--profile", default=None, help="Profile to check (default: the only one stored).")
-def verify_command(results_dir: str, profile: str | None) -> None:
+def verify_command(results_dirs: tuple[str, ...], profile: str | None) -> None:
     """Compare stored results with the paper's registered claims: held, not held, or not testable."""
+    import pandas as pd
+
     from bench.claims import verify
     from bench.store import ResultStore
 
-    table = ResultStore(Path(results_dir)).table()
+    tables = [ResultStore(Path(d)).table() for d in results_dirs]
+    table = pd.concat([t for t in tables if not t.empty], ignore_index=True) if any(not t.empty for t in tables) else tables[0]
     if table.empty:
-        raise click.UsageError(f"no stored results under {results_dir}")
+        raise click.UsageError(f"no stored results under {', '.join(results_dirs)}")
     profiles = sorted(table["profile"].dropna().unique())
     if profile is None:
         if len(profiles) != 1:
             raise click.UsageError(f"results hold profiles {', '.join(profiles)}; pick one with --profile")
         profile = profiles[0]
     elif profile not in profiles:
-        raise click.UsageError(f"no results of profile '{profile}' under {results_dir}")
+        raise click.UsageError(f"no results of profile '{profile}' under {', '.join(results_dirs)}")
     verdicts = verify(table, profile)
     for v in verdicts:
         click.echo(f"[{v.status:^12}] {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")

@@ -45,3 +45,22 @@ def test_value_claims_use_their_tolerance():
     assert verify(t, "cpu", [claim])[0].status == HELD
     t = table({("topk", 8.0, 0): (0.56, 0)})
     assert verify(t, "cpu", [claim])[0].status == NOT_HELD
+
+
+def test_offset_claims_allow_the_stated_gain():
+    claim = Claim("o", "Table XVI", "at most +0.03", "ssim", Selector("lightsplit-f", "sdar", 8.0), "<",
+                  Selector("topk", "sdar", 8.0), offset=0.03, profiles=("cpu",))
+    assert verify(table({("lightsplit-f", 8.0, 0): (0.52, 0), ("topk", 8.0, 0): (0.5, 0)}), "cpu", [claim])[0].status == HELD
+    assert verify(table({("lightsplit-f", 8.0, 0): (0.54, 0), ("topk", 8.0, 0): (0.5, 0)}), "cpu", [claim])[0].status == NOT_HELD
+
+
+def test_every_registered_claim_names_registered_defenses_and_attacks():
+    """A typo in a selector would make a claim silently untestable forever."""
+    from attacks import ATTACKS
+    from bench.claims import CLAIMS
+    from defenses import split_name
+
+    for claim in CLAIMS:
+        for selector in filter(None, (claim.left, claim.right)):
+            split_name(selector.defense)  # raises on an unknown defense or transform
+            assert selector.attack == "none" or selector.attack in ATTACKS.names(), claim.id
