@@ -111,11 +111,15 @@ class ResultStore:
         return records_to_table(self.records())
 
     def table_is_current(self) -> bool:
-        """Whether ``results.parquet`` and ``results.csv`` exist and are newer than every cell record."""
+        """Whether ``results.parquet`` and ``results.csv`` exist and are newer than every cell record and
+        than the last change to the set of records."""
         tables = [self.root / name for name in ("results.parquet", "results.csv")]
         if not all(t.exists() for t in tables):
             return False
+        # The folder's own mtime moves when a record is added or removed by hand.
         newest = max((p.stat().st_mtime_ns for p in self.cells_dir.glob("*.json")), default=0)
+        if self.cells_dir.exists():
+            newest = max(newest, self.cells_dir.stat().st_mtime_ns)
         return min(t.stat().st_mtime_ns for t in tables) > newest  # a tie counts as stale
 
     def collect(self) -> pd.DataFrame:

@@ -86,3 +86,5 @@ def test_the_table_is_rewritten_only_when_a_record_is_newer(tmp_path):
     assert not store.table_is_current()
     run_grid(cells, store=store, ctx=RunContext(data_root=tmp_path))
     assert store.table_is_current() and set(store.table()["seed"]) == {0, 1}
+    store.path_of(copied).unlink()  # a record removed by hand also makes the table stale
+    assert not store.table_is_current()
