@@ -23,10 +23,12 @@ ATTACK_LABELS = {
     "decoder-z": "decoder z", "decoder-z-lift": "decoder z+zRᵀ", "decoder-z-grad": "decoder z+g",
     "decoder-fused": "decoder fused",
 }
-DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f+dp", "lightsplit-l", "block-local", "block-local+dp")
+DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f-srht", "lightsplit-f+dp",
+                 "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp")
 DEFENSE_LABELS = {
     "raw": "Raw", "learned-1x1": "Learned 1×1", "topk": "top-K", "lightsplit-f": "LightSplit-F",
     "lightsplit-l": "LightSplit-L", "block-local": "Block-local", "dp": "Raw+DP",
+    "lightsplit-f-srht": "LightSplit-F (SRHT)", "lightsplit-l-srht": "LightSplit-L (SRHT)",
 }
 DATASET_LABELS = {
     "mnist": "MNIST", "fashion-mnist": "F-MNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100",
