@@ -127,7 +127,8 @@ def fig5_privacy_deltas(table: pd.DataFrame, out_dir: Path, *, attacks: list[str
     """
     table = select_profile(table, profile)
     agg = aggregate(table[table["attack"] != "none"], metrics=list(metrics))
-    agg = agg[(agg["n_pairs"] > 0) & ~agg["is_raw"]]
+    # Fig. 5 plots over CR: a defense without a CR (Raw+DP) has no point on that axis.
+    agg = agg[(agg["n_pairs"] > 0) & ~agg["is_raw"] & agg["cr"].notna()]
     chosen = attacks or sorted(agg["attack"].unique())
     if not chosen:
         on_skip(f"fig 5 skipped: no defended attack cell with a matched Raw run for {', '.join(metrics)}")

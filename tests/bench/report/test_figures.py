@@ -33,6 +33,16 @@ def test_fig5(tidy, tmp_path):
     assert_written(figures.fig5_privacy_deltas(tidy, tmp_path), {"fig5_decoder-ref", "fig5_unsplit"})
 
 
+def test_fig5_leaves_out_defenses_without_a_cr(tidy, tmp_path):
+    """Raw+DP has no CR, so no point on Fig. 5's CR axis; it must not break the figure."""
+    import pandas as pd
+
+    dp = tidy[(tidy["defense"] == "lightsplit-f") & (tidy["attack"] == "unsplit")].copy()
+    dp = dp.assign(defense="raw+dp", cr=float("nan"), sigma=0.02, cell_id=dp["cell_id"] + "-dp")
+    with_dp = pd.concat([tidy, dp], ignore_index=True)
+    assert_written(figures.fig5_privacy_deltas(with_dp, tmp_path), {"fig5_decoder-ref", "fig5_unsplit"})
+
+
 def test_fig6(tidy, tmp_path, results):
     assert_written(figures.fig6_grids(tidy, results, tmp_path), {"fig6_decoder-ref", "fig6_unsplit"})
 
