@@ -182,7 +182,9 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> l
         right, n_right = _mean(table, claim.right, claim.metric)
         if left is None or right is None:
             missing = claim.left if left is None else claim.right
-            verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {missing.label()} cells"))
+            stored = bool(missing.mask(table).any())
+            reason = f"no finite {claim.metric} in the stored {missing.label()} cells" if stored else f"no stored {missing.label()} cells"
+            verdicts.append(Verdict(claim, NOT_TESTABLE, reason))
             continue
         target = claim.factor * right + claim.offset
         ok = left < target if claim.relation == "<" else left > target
