@@ -1,20 +1,33 @@
-"""The Attack base class: a declared threat model, declared requirements, one verb (``run``).
+"""The attack contracts: passive, co-training and active attacks, each a base class.
 
 An attack receives an :class:`~attacks.view.AttackerView` holding only what its threat model grants
 the server. Requirements are checked when the attack is constructed, so a wrong pairing fails at
 once with a message naming what is missing (after ART's estimator requirements).
+
+The contract says how the attack meets the victim's training (:meth:`Attack.meet_victim`), so the
+cell runner never asks which kind of attack it holds:
+
+- :class:`PassiveAttack` runs after training, on the shared, cached victim;
+- :class:`CotrainAttack` watches a training run through :meth:`CotrainAttack.on_step` and cannot
+  change it (the victim is cached for the others);
+- :class:`ActiveAttack` replaces the gradient the client receives
+  (:meth:`ActiveAttack.client_gradient`) and gets its own, hijacked run.
 """
 from __future__ import annotations
 
+import dataclasses
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from enum import Enum
-from typing import ClassVar
+from typing import Any, Callable, ClassVar, Protocol, TypeVar
 
 from torch import Tensor
 
-from attacks.view import AttackerView, Capability
+from attacks.view import AttackerView, Capability, StepView
+from bench.knobs import Knob
 from bench.registry import Registry
+
+C = TypeVar("C")
 
 
 class ThreatModel(str, Enum):
@@ -25,8 +38,21 @@ class ThreatModel(str, Enum):
     ACTIVE = "active"  # changes what the client receives (a malicious server)
 
 
+class Scoring(str, Enum):
+    """How reconstructions are scored; each scoring's metrics carry its suffix."""
+
+    AS_RETURNED = ""
+    MINMAX = "_minmax"  # each reconstruction min-max normalised first (UnSplit's released scoring)
+
+
 class MissingCapabilityError(ValueError):
     """The view lacks something the attack requires."""
+
+
+BUDGET = Knob(
+    "budget", float, default=1.0, minimum=0.0, exclusive_minimum=True, maximum=1000.0,
+    help="multiplier on every iteration and epoch count of the attack (1 = the profile's budget)",
+)
 
 
 @dataclass
@@ -49,34 +75,55 @@ class AttackOutput:
     diverged: bool = False
 
 
+class VictimRuns(Protocol):
+    """The training runs the suite can give an attack (implemented by the cell runner).
+
+    ``Trained`` is the runner's trained victim; an attack never looks inside it.
+    """
+
+    def honest(self) -> Any:
+        """The honest run, trained once and shared by every passive attack on the victim."""
+
+    def view_before_training(self) -> AttackerView:
+        """A view without targets, for attacks built before the run they watch or hijack."""
+
+    def watched(self, attack: CotrainAttack) -> Any:
+        """A run that calls ``attack.on_step`` after every step and is not changed by it."""
+
+    def hijacked(self, attack: ActiveAttack) -> Any:
+        """A run in which ``attack.client_gradient`` replaces the gradient the client receives."""
+
+
+Build = Callable[[AttackerView], "Attack"]
+
+
 class Attack(ABC):
-    """Base class of every attack.
+    """Base class of every attack; subclass one of the three contracts below.
 
-    Subclasses declare ``threat_model``, ``requires`` (capabilities of the view), ``kinds`` (the data
-    kinds they apply to: ``image``, ``tabular``) and implement :meth:`run`.
-
-    Co-training attacks (``COTRAIN``) also implement ``on_step(view: CutView)``: they are built
-    before training from a view without targets, watch every step, and get the trained run's view
-    through :meth:`update_view` before :meth:`run`. Active attacks (``ACTIVE``) implement
-    ``client_gradient(view: CutView) -> Tensor`` and may set ``training_epochs`` (the length of the
-    hijacked run; default: the profile's).
+    Subclasses declare ``requires`` (capabilities of the view), ``kinds`` (the data kinds they apply
+    to: ``image``, ``tabular``), ``scorings`` (how their reconstructions are scored), ``knobs``
+    (their settings, ``budget`` always among them) and implement :meth:`run`.
 
     Args:
         view: what the server holds.
         profile: name of the budget profile (``smoke``, ``cpu``, ``paper``).
         seed: the attacker's own seed.
+        budget: multiplier on every iteration and epoch count of the profile's budget.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or has the wrong data kind.
     """
 
-    threat_model: ClassVar[ThreatModel] = ThreatModel.PASSIVE
+    threat_model: ClassVar[ThreatModel]
     requires: ClassVar[frozenset[Capability]] = frozenset()
     kinds: ClassVar[tuple[str, ...]] = ("image",)
+    scorings: ClassVar[tuple[Scoring, ...]] = (Scoring.AS_RETURNED,)
+    knobs: ClassVar[tuple[Knob, ...]] = (BUDGET,)
 
-    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
         self.profile = profile
         self.seed = seed
+        self.budget_scale = BUDGET.check(budget)
         self.update_view(view)
 
     def update_view(self, view: AttackerView) -> None:
@@ -88,22 +135,81 @@ class Attack(ABC):
             raise MissingCapabilityError(f"{type(self).__name__} applies to {'/'.join(self.kinds)} data, not {view.kind}")
         self.view = view
 
+    @classmethod
+    @abstractmethod
+    def meet_victim(cls, runs: VictimRuns, build: Build) -> tuple[Any, Attack | None]:
+        """The trained victim this attack is run against, and the attack if it was built on the way."""
+
     @abstractmethod
     def run(self) -> AttackOutput:
         """Carry out the attack on the view's targets."""
 
 
-def budget_for(attack: str, budgets: dict, profile: str, override=None):
-    """The attack's budget for ``profile`` (or ``override`` when given).
+class PassiveAttack(Attack):
+    """An attack on what the server stored after an honest training run."""
+
+    threat_model = ThreatModel.PASSIVE
+
+    @classmethod
+    def meet_victim(cls, runs: VictimRuns, build: Build) -> tuple[Any, Attack | None]:
+        return runs.honest(), None
+
+
+class CotrainAttack(Attack):
+    """An attack that watches every training step (built before the run, from a view without
+    targets) and receives the trained run's view through :meth:`update_view` before :meth:`run`."""
+
+    threat_model = ThreatModel.COTRAIN
+
+    @abstractmethod
+    def on_step(self, step_view: StepView) -> None:
+        """Called after both parties stepped, in a forked RNG state."""
+
+    @classmethod
+    def meet_victim(cls, runs: VictimRuns, build: Build) -> tuple[Any, Attack | None]:
+        attack = build(runs.view_before_training())
+        return runs.watched(attack), attack
+
+
+class ActiveAttack(Attack):
+    """A malicious server: chooses the gradient the client receives at the cut."""
+
+    threat_model = ThreatModel.ACTIVE
+
+    @property
+    def hijacked_epochs(self) -> int | None:
+        """Length of the hijacked run in victim epochs (``None``: the profile's)."""
+        return None
+
+    @abstractmethod
+    def client_gradient(self, step_view: StepView) -> Tensor:
+        """The gradient to send instead of ``step_view.grad``; same shape as the payload's values."""
+
+    @classmethod
+    def meet_victim(cls, runs: VictimRuns, build: Build) -> tuple[Any, Attack | None]:
+        attack = build(runs.view_before_training())
+        return runs.hijacked(attack), attack
+
+
+def config_for(attack: str, configs: dict[str, C], profile: str, override: C | None = None) -> C:
+    """The attack's configuration for ``profile`` (or ``override`` when given).
 
     Raises:
-        ValueError: for a profile the attack has no budget for.
+        ValueError: for a profile the attack has no configuration for.
     """
     if override is not None:
         return override
-    if profile not in budgets:
-        raise ValueError(f"{attack}: unknown profile '{profile}' (known: {', '.join(budgets)})")
-    return budgets[profile]
+    if profile not in configs:
+        raise ValueError(f"{attack}: unknown profile '{profile}' (known: {', '.join(configs)})")
+    return configs[profile]
+
+
+def scale_counts(config: C, multiplier: float, *counts: str) -> C:
+    """``config`` (a dataclass) with each named count times ``multiplier``, rounded, at least 1;
+    ``config`` itself at a multiplier of 1."""
+    if multiplier == 1:
+        return config
+    return dataclasses.replace(config, **{n: max(1, round(getattr(config, n) * multiplier)) for n in counts})
 
 
 ATTACKS: Registry[type[Attack]] = Registry("attack")

@@ -85,6 +85,14 @@ class DecoderBudget:
             raise ValueError(f"invalid decoder budget {self}")
 
 
+# The supervised decoders' budgets per profile (decoder-ref, decoder and the projection-aware decoders).
+DECODER_BUDGETS = {
+    "smoke": DecoderBudget(epochs=2, width=32),
+    "cpu": DecoderBudget(epochs=15, width=64),
+    "paper": DecoderBudget(epochs=100, width=256),
+}
+
+
 def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: DecoderBudget, seed: int) -> list[float]:
     """Train ``model(*inputs) ≈ targets`` with MSE; returns the mean loss of every epoch."""
     generator = torch.Generator().manual_seed(seed)

@@ -7,27 +7,10 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
-from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, VectorToMap, fit, predict
-from attacks.view import AttackerView, Capability
-from defenses.payload import Payload, take, values_of
-
-BUDGETS = {
-    "smoke": DecoderBudget(epochs=2, width=32),
-    "cpu": DecoderBudget(epochs=15, width=64),
-    "paper": DecoderBudget(epochs=100, width=256),
-}
-
-
-@torch.no_grad()
-def server_lift(view: AttackerView, payloads: Payload, batch_size: int = 500) -> Tensor:
-    """What the server feeds its backbone: the payloads decoded by the server half of the defense
-    (LightSplit-F: ``R z̃``; learned 1×1: the server conv; top-K: the dense sparse map)."""
-    decode = view.server_defense.eval().decode
-    n = len(values_of(payloads))
-    parts = [decode(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)]
-    return torch.cat(parts)
-
+from attacks.base import ATTACKS, AttackOutput, PassiveAttack, scale_counts
+from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, VectorToMap, fit, predict
+from attacks.view import Capability
+from defenses.payload import Payload
 
 def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], width: int) -> nn.Module:
     """A conv decoder from the cut shape; a vector cut first goes through a fully connected stage."""
@@ -37,7 +20,7 @@ def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], widt
     return nn.Sequential(VectorToMap([cut_shape[0]], 4 * width, seed_map), ConvImageDecoder(seed_map, input_shape, width))
 
 
-class _PairDecoder(Attack):
+class _PairDecoder(PassiveAttack):
     """Trains a decoder on (server-lifted payload, image) pairs and decodes the targets."""
 
     kinds: ClassVar[tuple[str, ...]] = ("image",)
@@ -47,11 +30,11 @@ class _PairDecoder(Attack):
 
     def run(self) -> AttackOutput:
         torch.manual_seed(self.seed)
-        budget = BUDGETS[self.profile]
+        budget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         payloads, images = self.training_pairs()
         model = image_decoder(self.view.cut_shape, self.view.input_shape, budget.width)
-        history = fit(model, (server_lift(self.view, payloads),), images, budget, self.seed)
-        recon = predict(model, (server_lift(self.view, self.view.targets.payloads),))
+        history = fit(model, (self.view.lift(payloads),), images, budget, self.seed)
+        recon = predict(model, (self.view.lift(self.view.targets.payloads),))
         return AttackOutput(reconstructions=recon.clamp(0, 1), scores={"decoder_train_mse": history[-1]})
 
 
@@ -65,7 +48,6 @@ class ReferenceDecoder(_PairDecoder):
     real server.
     """
 
-    threat_model = ThreatModel.PASSIVE
     requires = frozenset({Capability.MEMBER_INPUTS})
 
     def training_pairs(self) -> tuple[Payload, Tensor]:
@@ -83,7 +65,6 @@ class AuxiliaryDecoder(_PairDecoder):
     queries of the client path (``aux_queries``).
     """
 
-    threat_model = ThreatModel.PASSIVE
     requires = frozenset({Capability.AUX_QUERIES})
 
     def training_pairs(self) -> tuple[Payload, Tensor]:

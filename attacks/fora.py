@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import copy
+import dataclasses
 import math
 from dataclasses import dataclass
 
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel, budget_for
+from attacks.base import ATTACKS, AttackOutput, PassiveAttack, config_for, scale_counts
 from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, fit, predict
-from attacks.decoders import server_lift
 from attacks.fora_nets import Substitute, SubstituteHead, build_critic, gradient_penalty, payload_layout
 from attacks.mmd import mk_mmd
 from attacks.view import AttackerView, Capability
@@ -137,7 +137,7 @@ class _Batches:
 
 
 @ATTACKS.register("fora")
-class FORA(Attack):
+class FORA(PassiveAttack):
     """FORA: train a substitute client whose payloads match the victim's, a decoder that inverts the
     substitute on the attacker's own images, and apply that decoder to the victim's payloads.
 
@@ -194,34 +194,37 @@ class FORA(Attack):
 
     Args:
         view: what the server holds.
-        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``budget`` is given.
+        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: seeds every initialisation, batch order and interpolation of the attack.
-        budget: an explicit budget, overriding the profile's.
+        budget: multiplier on the substitute's iterations and the pseudo decoder's epochs.
+        config: an explicit configuration, overriding the profile's.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or is not image data.
         ValueError: for an unknown profile, a non-``(C, H, W)`` cut, or fewer than two targets or aux images.
     """
 
-    threat_model = ThreatModel.PASSIVE
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
 
-    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: FORABudget | None = None) -> None:
-        super().__init__(view=view, profile=profile, seed=seed)
-        budget = budget_for("fora", BUDGETS, profile, budget)
+    def __init__(
+        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: FORABudget | None = None
+    ) -> None:
+        super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        budget = scale_counts(config_for("fora", BUDGETS, profile, config), self.budget_scale, "iterations")
+        budget = dataclasses.replace(budget, decoder=scale_counts(budget.decoder, self.budget_scale, "epochs"))
         if len(view.cut_shape) != 3:
             raise ValueError(f"fora needs a (C, H, W) cut, got {view.cut_shape}")
         n_targets = len(values_of(view.targets.payloads)) if view.targets.payloads is not None else 0
         n_aux = len(view.aux.inputs) if view.aux is not None and view.aux.inputs is not None else 0
         if min(n_targets, n_aux) < 2:
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")
-        self.budget = budget
+        self.config = budget
         self.history: FORAHistory | None = None
 
     def run(self) -> AttackOutput:
         """Train substitute and critic, then the pseudo decoder; reconstruct every target."""
-        budget, view = self.budget, self.view
+        budget, view = self.config, self.view
         dtype = torch.get_default_dtype()
         z_all = as_vector(detach(view.targets.payloads)).to(dtype)
         aux = view.aux.inputs.to(dtype)
@@ -245,9 +248,9 @@ class FORA(Attack):
         history = self.history = FORAHistory(tuple(mmd), tuple(gap), tuple(distance), mmd_initial, mmd_final)
 
         with torch.no_grad():
-            lifted_aux = torch.cat([server_lift(view, frozen(part)) for part in aux.split(500)])
+            lifted_aux = torch.cat([view.lift(frozen(part)) for part in aux.split(500)])
         decoder_history = fit(decoder, (lifted_aux.to(dtype),), aux, budget.decoder, self.seed)
-        recon = predict(decoder, (server_lift(view, view.targets.payloads).to(dtype),))
+        recon = predict(decoder, (view.lift(view.targets.payloads).to(dtype),))
         reason = fora_divergence(history)
         notes = {
             "fora_mmd_initial": "MK-MMD(victim payloads, substitute payloads of aux images) before training",
@@ -275,7 +278,7 @@ class FORA(Attack):
         generator: torch.Generator,
     ) -> tuple[list[float], list[float], list[float]]:
         """Phase 1: alternate substitute and critic steps; stops early at a non-finite loss."""
-        budget = self.budget
+        budget = self.config
         size = min(budget.batch_size, len(z_all), len(aux))
         target_batches, aux_batches = _Batches(len(z_all), size, generator), _Batches(len(aux), size, generator)
         sub_opt = torch.optim.Adam(substitute.trainable(), lr=budget.substitute_lr)
@@ -318,7 +321,7 @@ class FORA(Attack):
                 module.reset_running_stats()
                 module.momentum = None  # cumulative average over the aux batches
         frozen.train()
-        for part in aux.split(self.budget.batch_size):
+        for part in aux.split(self.config.batch_size):
             if len(part) > 1:
                 frozen(part)
         return frozen.eval().requires_grad_(False)

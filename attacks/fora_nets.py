@@ -15,7 +15,6 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.decoders import server_lift
 from attacks.view import AttackerView, ClientPath
 from defenses.payload import SparsePayload, as_vector, take, values_of
 
@@ -190,6 +189,6 @@ def payload_layout(view: AttackerView) -> tuple[int, ...]:
     probe = take(payloads, torch.arange(min(4, len(values))))
     vector = as_vector(probe)
     if len(view.cut_shape) == 3 and vector.shape[1] == math.prod(view.cut_shape):
-        if torch.equal(server_lift(view, probe).flatten(1), vector):
+        if torch.equal(view.lift(probe).flatten(1), vector):
             return tuple(view.cut_shape)
     return (vector.shape[1],)

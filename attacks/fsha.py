@@ -9,10 +9,9 @@ import torch
 from torch import Tensor
 from torch.nn import functional as F
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel, budget_for
+from attacks.base import ATTACKS, ActiveAttack, AttackOutput, config_for, scale_counts
 from attacks.fsha_nets import Pilot, build_critic, build_decoder, gradient_penalty, payload_layout, read_payload
-from attacks.view import AttackerView, Capability
-from bench.observer import CutView
+from attacks.view import AttackerView, Capability, StepView
 from defenses.payload import detach, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
@@ -121,7 +120,7 @@ def fsha_diverged(
 
 
 @ATTACKS.register("fsha")
-class FSHA(Attack):
+class FSHA(ActiveAttack):
     """Feature-space hijacking: the server returns the gradient of its critic instead of the task's.
 
     Every step of the hijacked run, :meth:`client_gradient` receives the client's payload ``z`` and
@@ -173,26 +172,27 @@ class FSHA(Attack):
     Args:
         view: what the server holds (needs ``aux_data`` and ``defense_public_state``); targets may be
             empty until :meth:`update_view` hands over the trained run's view.
-        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``budget`` is given.
+        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: the attacker's seed (network initialisation, aux batches, GP interpolation).
-        budget: an explicit budget, overriding the profile's.
+        budget: multiplier on the hijacked run's epochs (one FSHA iteration per victim step).
+        config: an explicit configuration, overriding the profile's.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or is not image data.
         ValueError: for an unknown profile or a view with fewer than two aux images.
     """
 
-    threat_model = ThreatModel.ACTIVE
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
 
-    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: FSHABudget | None = None) -> None:
-        super().__init__(view=view, profile=profile, seed=seed)
-        budget = budget_for("fsha", BUDGETS, profile, budget)
+    def __init__(
+        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: FSHABudget | None = None
+    ) -> None:
+        super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        budget = scale_counts(config_for("fsha", BUDGETS, profile, config), self.budget_scale, "epochs")
         if view.aux is None or view.aux.inputs is None or len(view.aux.inputs) < 2:
             raise ValueError("fsha: the view holds fewer than two aux images")
-        self.budget = budget
-        self.training_epochs = budget.epochs
+        self.config = budget
         self.aux = view.aux.inputs
         # Built in a forked RNG state: constructing the attack draws nothing from the victim's RNG.
         with torch.random.fork_rng(devices=[]):
@@ -213,6 +213,11 @@ class FSHA(Attack):
         self.history: list[dict[str, float]] = []
         self._order = torch.empty(0, dtype=torch.long)
 
+    @property
+    def hijacked_epochs(self) -> int:
+        """The hijacked run lasts the budget's epochs (one FSHA iteration per victim step)."""
+        return self.config.epochs
+
     def _aux_batch(self, n: int) -> Tensor:
         """``n`` aux images in [-1, 1]: shuffled passes over the aux set (with replacement if it is smaller)."""
         if n > len(self.aux):
@@ -222,7 +227,7 @@ class FSHA(Attack):
         idx, self._order = self._order[:n], self._order[n:]
         return self.aux[idx] * 2 - 1
 
-    def client_gradient(self, view: CutView) -> Tensor:
+    def client_gradient(self, view: StepView) -> Tensor:
         """The hijacking gradient ``∂ mean(D(z)) / ∂z`` for the client, after one attacker iteration.
 
         Runs in a forked RNG state and with gradients enabled; draws only from the attack's generator.
@@ -244,7 +249,7 @@ class FSHA(Attack):
         ae_mse = F.mse_loss(self.decoder(pilot_z), x)
         wasserstein = d_client.mean() - self.critic(pilot_z.detach()).mean()
         gp = gradient_penalty(self.critic, z, pilot_z, self.generator)
-        critic_loss = -wasserstein + self.budget.gp_weight * gp
+        critic_loss = -wasserstein + self.config.gp_weight * gp
         self.ae_optimizer.zero_grad(set_to_none=True)
         self.critic_optimizer.zero_grad(set_to_none=True)
         ae_mse.backward()

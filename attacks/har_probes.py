@@ -18,7 +18,7 @@ import numpy as np
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, Attack, AttackOutput, MissingCapabilityError, ThreatModel
+from attacks.base import ATTACKS, AttackOutput, MissingCapabilityError, PassiveAttack, scale_counts
 from attacks.view import AttackerView, Capability
 from defenses.payload import as_vector
 
@@ -92,7 +92,7 @@ def _median_r2(pred: Tensor, truth: Tensor) -> float:
 
 
 @ATTACKS.register("har-recon")
-class HarReconstruction(Attack):
+class HarReconstruction(PassiveAttack):
     """Reconstruct the targets' 561 features from their payloads with a decoder trained on non-members.
 
     The decoder is an MLP payload(k) → 256 → 512 → 561 (ReLU between, linear output) trained with MSE
@@ -112,6 +112,7 @@ class HarReconstruction(Attack):
     Args:
         view: what the server holds; ``view.aux`` must carry payloads and inputs.
         profile: budget profile (see :data:`BUDGETS`).
+        budget: multiplier on the training epochs (and the re-identification probe's iteration cap).
         seed: seeds the decoder's initialisation, the holdout slice and the batch order.
 
     Raises:
@@ -119,13 +120,12 @@ class HarReconstruction(Attack):
         ValueError: with fewer than two non-member pairs.
     """
 
-    threat_model = ThreatModel.PASSIVE
     requires = frozenset({Capability.AUX_QUERIES})
     kinds = ("tabular",)
 
-    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
-        super().__init__(view=view, profile=profile, seed=seed)
-        self.budget = budget_for(profile)
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
+        super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        self.config = scale_counts(budget_for(profile), self.budget_scale, "epochs", "reid_max_iter")
         aux = view.aux
         if aux is None or aux.payloads is None or aux.inputs is None:
             raise MissingCapabilityError("HarReconstruction needs the non-members' payloads and inputs in view.aux")
@@ -133,7 +133,7 @@ class HarReconstruction(Attack):
             raise ValueError(f"HarReconstruction needs at least 2 non-member pairs, got {len(aux.inputs)}")
 
     def run(self) -> AttackOutput:
-        budget, aux = self.budget, self.view.aux
+        budget, aux = self.config, self.view.aux
         p = as_vector(aux.payloads).detach().float().cpu()
         x = aux.inputs.detach().float().flatten(1).cpu()
         p_mean, p_std = _standardiser(p)
@@ -207,7 +207,7 @@ def block_split(groups: Tensor, *, train_fraction: float = 0.7, gap: int = 1) ->
 
 
 @ATTACKS.register("har-reid")
-class HarReidentification(Attack):
+class HarReidentification(PassiveAttack):
     """Re-identify the subject behind a payload with a classifier trained on other members' payloads.
 
     Members' windows are split per subject into contiguous blocks (:func:`block_split`: first 70 %
@@ -227,19 +227,19 @@ class HarReidentification(Attack):
     Args:
         view: what the server holds; ``view.members`` must carry payloads and groups (subject ids).
         profile: budget profile (see :data:`BUDGETS`).
+        budget: multiplier on the training epochs (and the re-identification probe's iteration cap).
         seed: the classifier's ``random_state``.
 
     Raises:
         MissingCapabilityError: without ``MEMBER_INPUTS``, on non-tabular data, or without subject ids.
     """
 
-    threat_model = ThreatModel.PASSIVE
     requires = frozenset({Capability.MEMBER_INPUTS})
     kinds = ("tabular",)
 
-    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0) -> None:
-        super().__init__(view=view, profile=profile, seed=seed)
-        self.budget = budget_for(profile)
+    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
+        super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        self.config = scale_counts(budget_for(profile), self.budget_scale, "epochs", "reid_max_iter")
         members = view.members
         if members is None or members.payloads is None or members.groups is None:
             raise MissingCapabilityError(
@@ -265,7 +265,7 @@ class HarReidentification(Attack):
         from sklearn.preprocessing import StandardScaler
 
         classifier = make_pipeline(
-            StandardScaler(), LogisticRegression(max_iter=self.budget.reid_max_iter, random_state=self.seed)
+            StandardScaler(), LogisticRegression(max_iter=self.config.reid_max_iter, random_state=self.seed)
         )
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always", ConvergenceWarning)
@@ -283,5 +283,5 @@ class HarReidentification(Attack):
         )
         notes = {}
         if not converged:
-            notes["reid_accuracy"] = f"logistic regression hit max_iter={self.budget.reid_max_iter} before converging"
+            notes["reid_accuracy"] = f"logistic regression hit max_iter={self.config.reid_max_iter} before converging"
         return AttackOutput(scores=scores, notes=notes)

@@ -8,9 +8,8 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
-from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, VectorToMap, fit, parameter_count, predict
-from attacks.decoders import BUDGETS, server_lift
+from attacks.base import ATTACKS, AttackOutput, PassiveAttack, scale_counts
+from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, DecoderBudget, VectorToMap, fit, parameter_count, predict
 from attacks.view import AttackerView, Capability, Observation
 from defenses.payload import as_vector
 
@@ -29,7 +28,7 @@ def signals(view: AttackerView, obs: Observation, names: tuple[str, ...]) -> tup
             if R is not None and R.dim() == 2 and as_vector(obs.payloads).shape[1] == R.shape[1]:
                 out.append(as_vector(obs.payloads) @ R.T)
             else:
-                out.append(server_lift(view, obs.payloads).flatten(1))
+                out.append(view.lift(obs.payloads).flatten(1))
         elif name == "grad":
             out.append(obs.grads.flatten(1))
     return tuple(out)
@@ -56,16 +55,15 @@ def matched_hidden(in_dims: list[int], target: int, out_shape: tuple[int, ...], 
     return max(1, round(1 + (target - base) / slope))
 
 
-class _ProjectionAwareDecoder(Attack):
+class _ProjectionAwareDecoder(PassiveAttack):
     """Supervised decoder on members' signals, scored on the targets (white-box, as in App. B-C6)."""
 
     signal_names: ClassVar[tuple[str, ...]] = ()
     kinds: ClassVar[tuple[str, ...]] = ("image",)
-    threat_model = ThreatModel.PASSIVE
 
     def run(self) -> AttackOutput:
         torch.manual_seed(self.seed)
-        budget: DecoderBudget = BUDGETS[self.profile]
+        budget: DecoderBudget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         view = self.view
         train = signals(view, view.members, self.signal_names)
         target = signals(view, view.targets, self.signal_names)

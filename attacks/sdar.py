@@ -10,13 +10,11 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel, budget_for
-from attacks.decoders import server_lift
+from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
 from attacks.sdar_nets import (
     MapDiscriminator, SDARDecoder, SimulatedTail, VectorDiscriminator, adam, bce_to, frozen, two_player_step,
 )
-from attacks.view import AttackerView, Capability
-from bench.observer import CutView
+from attacks.view import AttackerView, Capability, StepView
 from defenses.payload import Payload, as_vector, values_of
 
 Layers = tuple[tuple[int, int], ...]
@@ -125,7 +123,7 @@ def sdar_diverged(
 
 
 @ATTACKS.register("sdar")
-class SDAR(Attack):
+class SDAR(CotrainAttack):
     """SDAR: while the victim trains, fit a simulator ``e`` of the client path through the server's
     current backbone (used frozen) with an adversarial term that makes ``e(x_aux)`` look like the
     client's payloads, and a decoder ``d`` on ``(decode(e(x_aux)), x_aux)`` with an adversarial term
@@ -160,7 +158,7 @@ class SDAR(Attack):
     * d decodes the server-decoded payload (the lifted activation; LightSplit-F: ``R z̃``); a vector
       payload gets an MLP e_dis. The simulator path has no DP noise (``client_factory`` drops
       payload transforms; σ is not in the view): under ``+dp`` only the real payloads are noised.
-    * Vanilla SL: the server's tail is not in :class:`~bench.observer.ServerHandle`, so ``hs``
+    * Vanilla SL: the server's tail is not in :class:`~attacks.view.ServerHandle`, so ``hs``
       stands in for it (no label flipping, as released for VSL); d, e_dis, d_dis are conditioned
       on the labels the server sees; the view holds no target labels, so at attack time d is
       conditioned on ``hs``'s predictions (released: the true labels).
@@ -179,25 +177,27 @@ class SDAR(Attack):
 
     Args:
         view: what the server holds (a view without targets during training).
-        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``budget`` is given.
+        profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: the attacker's seed (network initialisation, aux batches, label flips, dropout).
-        budget: an explicit budget, overriding the profile's.
+        budget: SDAR iterations per observed victim step, on average (1: one per step, as released).
+        config: an explicit configuration, overriding the profile's.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or is not image data.
         ValueError: for an unknown profile or an auxiliary set without inputs and labels.
     """
 
-    threat_model = ThreatModel.COTRAIN
     requires = frozenset({Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
 
-    def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: SDARBudget | None = None) -> None:
-        super().__init__(view=view, profile=profile, seed=seed)
-        budget = budget_for("sdar", BUDGETS, profile, budget)
+    def __init__(
+        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: SDARBudget | None = None
+    ) -> None:
+        super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        budget = config_for("sdar", BUDGETS, profile, config)
         if view.aux is None or view.aux.inputs is None or view.aux.labels is None or len(view.aux) < 2:
             raise ValueError("sdar: the view's auxiliary data needs at least two labelled inputs")
-        self.budget = budget
+        self.config = budget
         self.aux_x, self.aux_y = view.aux.inputs, view.aux.labels
         self.generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
@@ -206,21 +206,26 @@ class SDAR(Attack):
         self.conditional = False
         keys = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss", "client_label_acc", "ms", "cpu_ms")
         self.history: dict[str, list[float]] = {k: [] for k in keys}
+        self.steps_seen = 0
 
     # ---- co-training ------------------------------------------------------------------------------
-    def on_step(self, view: CutView) -> None:
-        """One SDAR iteration on the step the server just saw."""
+    def on_step(self, view: StepView) -> None:
+        """SDAR iterations on the step the server just saw: one per step at budget 1 (as released),
+        ``budget`` per step on average otherwise (every other step at 0.5, four per step at 4)."""
         if view.server is None:
             raise ValueError("sdar: the cut view carries no server modules")
-        started, cpu_started = time.perf_counter(), time.process_time()
-        step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(step_seed)  # dropout and initialisation: the attack's own stream
-            if self.nets is None:
-                self._build(view)
-            self._iterate(view)
-        self.history["ms"].append(1e3 * (time.perf_counter() - started))
-        self.history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
+        self.steps_seen += 1
+        due = math.floor(self.steps_seen * self.budget_scale + 1e-9) - math.floor((self.steps_seen - 1) * self.budget_scale + 1e-9)
+        for _ in range(due):
+            started, cpu_started = time.perf_counter(), time.process_time()
+            step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
+            with torch.random.fork_rng(devices=[]):
+                torch.manual_seed(step_seed)  # dropout and initialisation: the attack's own stream
+                if self.nets is None:
+                    self._build(view)
+                self._iterate(view)
+            self.history["ms"].append(1e3 * (time.perf_counter() - started))
+            self.history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
 
     def _payload_shape(self, payload: Payload) -> tuple[int, ...]:
         """A map payload keeps its map shape (a dense cut-sized vector is the cut map); else a vector."""
@@ -229,8 +234,8 @@ class SDAR(Attack):
             return tuple(values.shape[1:])
         return tuple(cut) if len(cut) == 3 and n == math.prod(cut) else (n,)
 
-    def _build(self, view: CutView) -> None:
-        b, v = self.budget, self.view
+    def _build(self, view: StepView) -> None:
+        b, v = self.config, self.view
         self.conditional = view.labels is not None
         classes = v.num_classes if self.conditional else None
         self.payload_shape = self._payload_shape(view.payload)
@@ -259,13 +264,13 @@ class SDAR(Attack):
         n, g = len(self.aux_y), self.generator
         idx = torch.randperm(n, generator=g)[:size] if size <= n else torch.randint(n, (size,), generator=g)
         xs, ys = self.aux_x[idx], self.aux_y[idx]
-        if self.conditional or self.budget.flip_rate == 0:
+        if self.conditional or self.config.flip_rate == 0:
             return xs, ys, ys
-        flip = torch.rand(size, generator=g) < self.budget.flip_rate
+        flip = torch.rand(size, generator=g) < self.config.flip_rate
         return xs, ys, torch.where(flip, torch.randint(self.view.num_classes, (size,), generator=g), ys)
 
-    def _iterate(self, view: CutView) -> None:
-        b, n, h, server = self.budget, self.nets, self.history, view.server
+    def _iterate(self, view: StepView) -> None:
+        b, n, h, server = self.config, self.nets, self.history, view.server
         n.train()
         y_real = view.labels
         real = as_vector(view.payload).view(-1, *self.payload_shape)
@@ -309,13 +314,13 @@ class SDAR(Attack):
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("sdar: the view holds no target payloads")
         self.nets.eval()
-        lifted, labels = server_lift(self.view, payloads), self.view.targets.labels
+        lifted, labels = self.view.lift(payloads), self.view.targets.labels
         if self.conditional and labels is None:  # the view holds no target labels: hs's predictions
             labels = torch.cat([self.nets["hs"](self.view.backbone.eval()(lifted[i:i + batch_size])).argmax(1)
                                 for i in range(0, len(lifted), batch_size)])
         parts = [self.nets["d"](lifted[i:i + batch_size], labels[i:i + batch_size] if self.conditional else None)
                  for i in range(0, len(lifted), batch_size)]
-        h, w = self.history, self.budget.window
+        h, w = self.history, self.config.window
         tail = lambda key: sum(h[key][-w:]) / len(h[key][-w:]) if h[key] else None  # noqa: E731
         scores = {
             "sdar_e_dis_loss": h["e_dis_loss"][-1], "sdar_e_dis_loss_window": tail("e_dis_loss"),

@@ -10,7 +10,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state
 
-from attacks.base import ATTACKS, Attack, AttackOutput, ThreatModel
+from attacks.base import ATTACKS, AttackOutput, PassiveAttack, Scoring, config_for, scale_counts
 from attacks.view import AttackerView, Capability
 from defenses.payload import as_vector, detach
 
@@ -76,7 +76,7 @@ def clone_seed(seed: int, index: int) -> int:
 
 
 @ATTACKS.register("unsplit")
-class UnSplit(Attack):
+class UnSplit(PassiveAttack):
     """UnSplit model inversion: for each target payload ``z``, find an input ``x̂`` and a clone ``f̂``
     of the client path with ``f̂(x̂) ≈ z``, alternating ``input_steps`` Adam steps on ``x̂`` for
     ``MSE(f̂(x̂), z) + λ_TV·TV(x̂) + λ_l2·mean(x̂²)`` and ``model_steps`` Adam steps on ``f̂`` for
@@ -122,6 +122,7 @@ class UnSplit(Attack):
         view: what the server holds (needs ``client_architecture`` and ``defense_public_state``).
         profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: the attacker's seed (clone initialisations).
+        budget: multiplier on the number of alternations (``outer_steps``).
         config: an explicit budget, overriding the profile's.
         mode: ``"batched"`` or ``"per_image"``.
 
@@ -130,9 +131,9 @@ class UnSplit(Attack):
         ValueError: for an unknown profile or mode, or a view without targets.
     """
 
-    threat_model = ThreatModel.PASSIVE
     requires = frozenset({Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
+    scorings = (Scoring.AS_RETURNED, Scoring.MINMAX)  # the release min-max normalises before scoring
 
     def __init__(
         self,
@@ -140,14 +141,12 @@ class UnSplit(Attack):
         view: AttackerView,
         profile: str,
         seed: int = 0,
+        budget: float = 1.0,
         config: UnSplitConfig | None = None,
         mode: str = "batched",
     ) -> None:
-        super().__init__(view=view, profile=profile, seed=seed)
-        if config is None:
-            if profile not in CONFIGS:
-                raise ValueError(f"unsplit: unknown profile '{profile}' (known: {', '.join(CONFIGS)})")
-            config = CONFIGS[profile]
+        super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        config = scale_counts(config_for("unsplit", CONFIGS, profile, config), self.budget_scale, "outer_steps")
         if mode not in MODES:
             raise ValueError(f"unsplit: unknown mode '{mode}' (known: {', '.join(MODES)})")
         if view.targets.payloads is None or len(view.targets) == 0:

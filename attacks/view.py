@@ -1,9 +1,14 @@
-"""The attacker's view: only what the server legitimately holds (breaching's threat-model boundary).
+"""What an attack receives: only what the server legitimately holds (breaching's threat-model boundary).
 
-The view never holds the client's head, tail or private inputs. Payloads and gradients are tensors
-(copies), the backbone and the server half of the defense are deep copies, and the client
-architecture is a factory that builds a *fresh, untrained* copy. Everything else a stronger threat
-model grants is a named :class:`Capability`, and is present only when granted.
+Two views, both built by the suite and never holding the client's head, tail, private inputs or
+the client half of the defense:
+
+- :class:`AttackerView`, after (or before) training: payloads and gradients as copies, the backbone
+  and the server half of the defense as deep copies, the client architecture as a factory of
+  *fresh, untrained* copies; everything a stronger threat model grants is a named
+  :class:`Capability`, present only when granted.
+- :class:`StepView`, each training step, for co-training and active attacks: that step's payload
+  and cut gradient as copies, and the server's own live modules (:class:`ServerHandle`).
 """
 from __future__ import annotations
 
@@ -11,10 +16,11 @@ from dataclasses import dataclass
 from enum import Enum
 from typing import Callable
 
+import torch
 from torch import Tensor, nn
 
 from defenses.base import Defense
-from defenses.payload import Payload
+from defenses.payload import Payload, take, values_of
 
 
 class ClientPath(nn.Module):
@@ -62,8 +68,6 @@ class Observation:
         for value in (self.inputs, self.labels, self.grads):
             if value is not None:
                 return len(value)
-        from defenses.payload import values_of
-
         return len(values_of(self.payloads)) if self.payloads is not None else 0
 
 
@@ -105,3 +109,50 @@ class AttackerView:
     members: Observation | None = None
     client_factory: Callable[[], nn.Module] | None = None
     defense_factory: Callable[[], Defense] | None = None
+
+    @torch.no_grad()
+    def lift(self, payloads: Payload, batch_size: int = 500) -> Tensor:
+        """What the server feeds its backbone: ``payloads`` decoded by the server half of the defense
+        (LightSplit-F: ``R z̃``; LightSplit-L: its learned lift; learned 1×1: the server conv; top-K:
+        the dense sparse map), in evaluation mode."""
+        decode = self.server_defense.eval().decode
+        n = len(values_of(payloads))
+        return torch.cat([decode(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
+
+
+@dataclass(frozen=True)
+class ServerHandle:
+    """The server's own live modules, as the server holds them during training: its backbone and
+    the server half of the defense (:meth:`defenses.base.Defense.server_half`; no client half).
+
+    Co-training attacks may run them (e.g. SDAR trains its simulator through the current backbone)
+    but must not change them: the engine checks nothing here, the non-interference tests do.
+    """
+
+    backbone: nn.Module
+    defense: Defense
+
+
+@dataclass(frozen=True)
+class StepView:
+    """One training step as the server sees it.
+
+    Attributes:
+        step: global training step (0-based).
+        epoch: training epoch.
+        client: index of the client taking this turn.
+        payload: the received payload (detached).
+        grad: gradient of the loss with respect to the payload's values, which the server sends
+            back (detached).
+        labels: the batch labels, only in vanilla SL where the server holds them; else ``None``.
+        server: the server's live modules.
+    """
+
+    step: int
+    epoch: int
+    client: int
+    payload: Payload
+    grad: Tensor
+    labels: Tensor | None
+    server: ServerHandle | None = None
+

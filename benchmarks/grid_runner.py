@@ -9,17 +9,18 @@ import tempfile
 import time
 from pathlib import Path
 
-import bench.train as train_module
-from bench.cell import Cell
-from bench.executors import LocalExecutor, SerialExecutor
-from bench.runner import RunContext, run_grid
-from bench.store import ResultStore
+import bench.run.training as train_module
+from bench.run.cell import Cell
+from bench.run.executors import LocalExecutor, SerialExecutor
+from bench.run.cell_runner import RunContext
+from bench.run.runner import run_grid
+from bench.run.store import ResultStore
 
 
 def cells(dataset: str, profile: str, attacks: tuple[str, ...], seeds: range) -> list[Cell]:
     base = dict(dataset=dataset, victim="mnistnet", cut="split-2", profile=profile)
     defenses = [("raw", None), ("lightsplit-f", 8.0), ("topk", 8.0), ("learned-1x1", 8.0)]
-    return [Cell(defense=d, cr=cr, seed=s, attack=a, **base) for d, cr in defenses for s in seeds for a in attacks]
+    return [Cell(defense=d, defense_knobs={"cr": cr}, seed=s, attack=a, **base) for d, cr in defenses for s in seeds for a in attacks]
 
 
 def count_trainings(grid: list[Cell], data_root: Path, work: Path) -> tuple[int, int]:

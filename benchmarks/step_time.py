@@ -14,7 +14,7 @@ import time
 import torch
 from torch.nn import functional as F
 
-from bench.engine import SplitModel, SplitTrainer
+from bench.run.engine import SplitModel, SplitTrainer
 from defenses import build_defense
 from victims import VICTIMS
 

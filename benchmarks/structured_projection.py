@@ -13,8 +13,8 @@ import argparse
 import time
 from pathlib import Path
 
-from bench.attack_cell import run_attack_cell
-from bench.cell import Cell
+from bench.run.attack_cell import run_attack_cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import Profile
@@ -43,7 +43,7 @@ def main() -> None:
     for defense in args.defenses.split(","):
         for seed in (int(s) for s in args.seeds.split(",")):
             cell = Cell(dataset="mnist", victim=args.victim, cut=args.cut, defense=defense, profile="cpu",
-                        seed=seed, cr=None if defense == "raw" else args.cr, attack="decoder-ref")
+                        seed=seed, defense_knobs={} if defense == "raw" else {"cr": args.cr}, attack="decoder-ref")
             start = time.perf_counter()
             metrics, _ = run_attack_cell(cell, data=data, profile=profile, cache_dir=None, artifacts_dir=None)
             wall = time.perf_counter() - start

@@ -7,12 +7,14 @@ optimizer and each attacker's knowledge are explicit.
 """
 from __future__ import annotations
 
+import copy
 import math
 from typing import ClassVar
 
 import torch
 from torch import Tensor, nn
 
+from bench.knobs import Knob
 from bench.registry import Registry
 from defenses.payload import Payload, nbytes, values_of, wire_tensors
 
@@ -24,15 +26,16 @@ class DefenseConfigError(ValueError):
 class Defense(nn.Module):
     """Base class of every cut-layer defense.
 
-    Subclasses declare ``knobs``: the cell parameters they read (``cr``, ``sigma``, ``tile``,
-    ``width``), so the grid crosses only those.
+    Subclasses declare ``knobs``: the settings they read (:class:`bench.knobs.Knob`; the shared
+    ones are in :mod:`defenses.knobs`), so the grid crosses only those; each is a keyword argument
+    of the constructor.
 
     Args:
         cut_shape: per-sample shape of the cut activation ``z``.
         seed: seed of any fixed randomness (e.g. the projection matrix).
     """
 
-    knobs: ClassVar[tuple[str, ...]] = ()
+    knobs: ClassVar[tuple[Knob, ...]] = ()
 
     def __init__(self, *, cut_shape: tuple[int, ...], seed: int = 0) -> None:
         super().__init__()
@@ -61,6 +64,10 @@ class Defense(nn.Module):
         """What the server legitimately knows about the defense (e.g. the projection ``R``)."""
         return {}
 
+    def accounting(self, *, epochs: int) -> dict[str, float]:
+        """Formal privacy accounting of a run of ``epochs`` training epochs (none by default)."""
+        return {}
+
     def describe(self) -> dict[str, float]:
         """Realised payload size, measured on a probe batch: values and wire bytes per sample, and
         the realised compression ratio (float32 cut bytes / payload wire bytes)."""
@@ -82,11 +89,28 @@ class Defense(nn.Module):
     def server_parameters(self) -> list[nn.Parameter]:
         return list(self.server_side.parameters())
 
+    def server_half(self) -> "Defense":
+        """This defense as the server holds it: the same live server-side modules, parameters and
+        buffers (so ``decode`` follows training), and an empty client half, in this defense and in
+        every defense it is built from. Nothing of the client half is reachable from the result."""
+        half = copy.copy(self)
+        half._parameters = dict(self._parameters)
+        half._buffers = dict(self._buffers)
+        half._modules = {
+            name: nn.Module() if name == "client_side" else module.server_half() if isinstance(module, Defense) else module
+            for name, module in self._modules.items()
+        }
+        return half
+
 
 class PayloadTransform(nn.Module):
     """A client-side transform of an already encoded payload (DP noise); composes after any defense."""
 
-    knobs: ClassVar[tuple[str, ...]] = ()
+    knobs: ClassVar[tuple[Knob, ...]] = ()
+
+    def accounting(self, *, epochs: int) -> dict[str, float]:
+        """Formal privacy accounting of a run of ``epochs`` training epochs (none by default)."""
+        return {}
 
     def forward(self, payload: Payload) -> Payload:  # pragma: no cover - interface
         raise NotImplementedError

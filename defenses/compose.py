@@ -5,6 +5,7 @@ from typing import Any
 
 from torch import Tensor, nn
 
+from bench.knobs import Knob, KnobError
 from defenses.base import DEFENSES, PAYLOAD_TRANSFORMS, Defense, DefenseConfigError
 from defenses.payload import Payload
 
@@ -19,7 +20,7 @@ class ComposedDefense(Defense):
         super().__init__(cut_shape=base.cut_shape, seed=base.seed)
         self.base = base
         self.client_side.transforms = nn.ModuleList(transforms)
-        self.knobs = tuple(dict.fromkeys(base.knobs + tuple(k for t in transforms for k in t.knobs)))
+        self.knobs = _unique(base.knobs + tuple(k for t in transforms for k in t.knobs))
 
     def encode(self, z: Tensor) -> Payload:
         payload = self.base.encode(z)
@@ -35,6 +36,12 @@ class ComposedDefense(Defense):
 
     def public_state(self) -> dict[str, Tensor]:
         return self.base.public_state()
+
+    def accounting(self, *, epochs: int) -> dict[str, float]:
+        out = self.base.accounting(epochs=epochs)
+        for transform in self.client_side.transforms:
+            out.update(transform.accounting(epochs=epochs))
+        return out
 
     def client_parameters(self) -> list[nn.Parameter]:
         return self.base.client_parameters() + list(self.client_side.parameters())
@@ -57,27 +64,51 @@ def split_name(name: str) -> tuple[str, list[str]]:
     return base, transforms
 
 
-def knobs_of(name: str) -> tuple[str, ...]:
-    """The cell parameters a (possibly composed) defense reads."""
+def knobs_of(name: str) -> tuple[Knob, ...]:
+    """The knobs a (possibly composed) defense reads, each once, base first."""
     base, transforms = split_name(name)
-    knobs = DEFENSES.get(base).knobs + tuple(k for t in transforms for k in PAYLOAD_TRANSFORMS.get(t).knobs)
-    return tuple(dict.fromkeys(knobs))
+    parts = [DEFENSES.get(base)] + [PAYLOAD_TRANSFORMS.get(t) for t in transforms]
+    for part in parts:
+        if not all(isinstance(k, Knob) for k in part.knobs):
+            raise DefenseConfigError(f"{part.__name__} declares knobs that are not bench.knobs.Knob (see defenses.knobs)")
+    return _unique(k for part in parts for k in part.knobs)
 
 
 def build_defense(name: str, *, cut_shape: tuple[int, ...], seed: int, **params: Any) -> Defense:
     """Instantiate ``name`` at a cut; ``params`` may hold every knob, each part takes its own.
 
+    A knob that is not given takes its declared default; a required one that is not given is left
+    to the part to refuse.
+
     Raises:
         RegistryError: for an unknown part.
-        DefenseConfigError: when a parameter cannot be realised at this cut.
+        DefenseConfigError: when a parameter is out of its knob's range or cannot be realised at this cut.
     """
     base_name, transform_names = split_name(name)
     base_cls = DEFENSES.get(base_name)
-    base = base_cls(cut_shape=cut_shape, seed=seed, **{k: params[k] for k in base_cls.knobs if k in params})
+    base = base_cls(cut_shape=cut_shape, seed=seed, **_arguments(base_cls.knobs, params))
     if not transform_names:
         return base
-    transforms = []
-    for t in transform_names:
-        cls = PAYLOAD_TRANSFORMS.get(t)
-        transforms.append(cls(**{k: params[k] for k in cls.knobs if k in params}))
-    return ComposedDefense(base, transforms)
+    transforms = [PAYLOAD_TRANSFORMS.get(t) for t in transform_names]
+    return ComposedDefense(base, [cls(**_arguments(cls.knobs, params)) for cls in transforms])
+
+
+def _arguments(knobs: tuple[Knob, ...], params: dict[str, Any]) -> dict[str, Any]:
+    out = {}
+    for knob in knobs:
+        try:
+            if knob.name in params and params[knob.name] is not None:
+                out[knob.name] = knob.check(params[knob.name])
+            elif not knob.required:
+                out[knob.name] = knob.default
+        except KnobError as err:
+            raise DefenseConfigError(str(err)) from None
+    return out
+
+
+def _unique(knobs) -> tuple[Knob, ...]:
+    """The first knob of each name, in order."""
+    first: dict[str, Knob] = {}
+    for knob in knobs:
+        first.setdefault(knob.name, knob)
+    return tuple(first.values())

@@ -5,6 +5,7 @@ import torch
 from torch import Tensor
 
 from defenses.base import PAYLOAD_TRANSFORMS, DefenseConfigError, PayloadTransform
+from defenses.knobs import SIGMA
 from defenses.payload import Payload, values_of, with_values
 
 
@@ -25,7 +26,7 @@ class GaussianPayloadNoise(PayloadTransform):
         sigma: noise multiplier σ ≥ 0 (noise std is σ·clip).
     """
 
-    knobs = ("sigma",)
+    knobs = (SIGMA,)
 
     def __init__(self, *, sigma: float | None = None) -> None:
         super().__init__()
@@ -49,6 +50,12 @@ class GaussianPayloadNoise(PayloadTransform):
                     self.clip_norm.copy_(median)
                     self.calibrated.fill_(True)
         return median
+
+    def accounting(self, *, epochs: int) -> dict[str, float]:
+        """(ε, δ) per release and over the run (:func:`bench.metrics.privacy.dp_metrics`)."""
+        from bench.metrics.privacy import dp_metrics  # Opacus loads only for DP cells
+
+        return dp_metrics(sigma=self.sigma, epochs=epochs)
 
     def forward(self, payload: Payload) -> Payload:
         values = values_of(payload)

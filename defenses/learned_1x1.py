@@ -6,6 +6,7 @@ import math
 from torch import Tensor, nn
 
 from defenses.base import DEFENSES, Defense, DefenseConfigError, require_cr
+from defenses.knobs import CR
 
 
 @DEFENSES.register("learned-1x1")
@@ -25,7 +26,7 @@ class Learned1x1(Defense):
         seed: unused (the layers are initialised from the cell's global seed).
     """
 
-    knobs = ("cr",)
+    knobs = (CR,)
 
     def __init__(self, *, cut_shape: tuple[int, ...], cr: float | None = None, seed: int = 0) -> None:
         super().__init__(cut_shape=cut_shape, seed=seed)

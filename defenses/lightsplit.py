@@ -7,6 +7,7 @@ from torch import Tensor, nn
 
 from defenses.base import DEFENSES, Defense, DefenseConfigError, require_cr
 from defenses.hadamard import SubsampledHadamardProjection
+from defenses.knobs import CR, TILE, WIDTH
 from defenses.projection import BlockLocalProjection, OrthogonalProjection
 
 PROJECTIONS = {"dense": OrthogonalProjection, "srht": SubsampledHadamardProjection}
@@ -63,7 +64,7 @@ class LightSplitF(_ProjectionDefense):
         projection: ``dense`` or ``srht`` (see :func:`global_projection`).
     """
 
-    knobs = ("cr",)
+    knobs = (CR,)
     default_projection = "dense"
 
     def __init__(
@@ -91,7 +92,7 @@ class LightSplitL(_ProjectionDefense):
         projection: ``dense`` or ``srht`` (see :func:`global_projection`).
     """
 
-    knobs = ("cr", "width")
+    knobs = (CR, WIDTH)
     default_projection = "dense"
 
     def __init__(
@@ -150,7 +151,7 @@ class BlockLocal(_ProjectionDefense):
         seed: seed of ``R_b``.
     """
 
-    knobs = ("cr", "tile")
+    knobs = (CR, TILE)
 
     def __init__(
         self, *, cut_shape: tuple[int, ...], cr: float | None = None, tile: int = 2, seed: int = 0

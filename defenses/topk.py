@@ -6,6 +6,7 @@ import math
 from torch import Tensor
 
 from defenses.base import DEFENSES, Defense, require_cr
+from defenses.knobs import CR
 from defenses.payload import SparsePayload, index_dtype
 
 
@@ -25,7 +26,7 @@ class TopKSparse(Defense):
         seed: unused (deterministic).
     """
 
-    knobs = ("cr",)
+    knobs = (CR,)
 
     def __init__(self, *, cut_shape: tuple[int, ...], cr: float | None = None, seed: int = 0) -> None:
         super().__init__(cut_shape=cut_shape, seed=seed)

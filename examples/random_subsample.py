@@ -4,7 +4,7 @@ Run it against every built-in defense with::
 
     bench compare --plugin examples/random_subsample.py --defense random-subsample
 
-The class only has to subclass :class:`defenses.base.Defense`, declare the cell knobs it reads, and
+The class only has to subclass :class:`defenses.base.Defense`, declare the knobs it reads (here the shared ``cr``), and
 register itself; nothing in the suite is edited.
 """
 from __future__ import annotations
@@ -15,6 +15,7 @@ import torch
 from torch import Tensor
 
 from defenses.base import DEFENSES, Defense, require_cr
+from defenses.knobs import CR
 
 
 @DEFENSES.register("random-subsample")
@@ -31,7 +32,7 @@ class RandomSubsample(Defense):
         seed: seed of the kept positions.
     """
 
-    knobs = ("cr",)
+    knobs = (CR,)
 
     def __init__(self, *, cut_shape: tuple[int, ...], cr: float | None = None, seed: int = 0) -> None:
         super().__init__(cut_shape=cut_shape, seed=seed)

@@ -3,13 +3,8 @@
 Each loader is registered in :data:`DATASETS` under its dataset name and has the signature
 ``load(root: Path, *, download: bool) -> RawDataset``.
 """
+from bench.data import cifar, digits, gtsrb, har, imagenet, mnist  # noqa: F401  (registration)
+from bench.data.registry import DATASETS
 from bench.data.types import ArraySplit, RawDataset
-from bench.registry import Registry
-
-DATASETS: Registry = Registry("dataset")
 
 __all__ = ["DATASETS", "ArraySplit", "RawDataset"]
-
-# Importing the loader modules runs their @DATASETS.register decorators; they import DATASETS from
-# this module, so these imports must stay below its definition.
-from bench.data import cifar, digits, gtsrb, har, imagenet, mnist  # noqa: E402,F401

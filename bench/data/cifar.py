@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data import DATASETS
+from bench.data.registry import DATASETS
 from bench.data.root import MissingDataError, find_dataset_dir, try_download
 from bench.data.types import ArraySplit, RawDataset
 

@@ -16,7 +16,7 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bench.data import DATASETS
+from bench.data.registry import DATASETS
 from bench.data.types import ArraySplit, RawDataset
 
 IMAGE_SIZE = 28
@@ -43,4 +43,5 @@ def load(root: Path | None = None, *, download: bool = False) -> RawDataset:
         test=ArraySplit(x.clamp_(0.0, 1.0).contiguous(), y),
         train=None,
         class_names=tuple(str(i) for i in range(10)),
+        black_background=True,
     )

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data import DATASETS
+from bench.data.registry import DATASETS
 from bench.data.root import MissingDataError, find_dataset_dir, try_download
 from bench.data.types import ArraySplit, RawDataset
 

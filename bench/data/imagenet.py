@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data import DATASETS
+from bench.data.registry import DATASETS
 from bench.data.root import MissingDataError, find_dataset_dir
 from bench.data.types import ArraySplit, RawDataset
 

@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data import DATASETS
+from bench.data.registry import DATASETS
 from bench.data.root import MissingDataError, find_dataset_dir, try_download
 from bench.data.types import ArraySplit, RawDataset
 
@@ -108,6 +108,7 @@ def _load(dataset: str, root: Path, download: bool) -> RawDataset:
         test=test,
         train=_read_split(folder, "train"),
         class_names=_VARIANTS[dataset][2],
+        black_background=True,
     )
 
 

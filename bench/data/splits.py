@@ -25,6 +25,7 @@ class CarvedData:
         members: the clients' private training data (what attacks try to reconstruct).
         nonmembers: the attacker's auxiliary data, from the same distribution.
         test: held-out data for utility.
+        black_background: as :attr:`RawDataset.black_background`.
     """
 
     name: str
@@ -33,6 +34,7 @@ class CarvedData:
     members: ArraySplit
     nonmembers: ArraySplit
     test: ArraySplit
+    black_background: bool = False
 
     @property
     def input_shape(self) -> tuple[int, ...]:
@@ -79,7 +81,7 @@ def carve(raw: RawDataset, profile: Profile) -> CarvedData:
             scale = len(raw.test) / sum(wanted)
             wanted = [max(1, int(w * scale)) for w in wanted[:-1]] + [None]
         members, nonmembers, test = _stratified_take(raw.test, wanted, CARVE_SEED)
-    return CarvedData(raw.name, raw.num_classes, raw.kind, members, nonmembers, test)
+    return CarvedData(raw.name, raw.num_classes, raw.kind, members, nonmembers, test, raw.black_background)
 
 
 def partition(labels: torch.Tensor, *, clients: int, scheme: str, alpha: float | None, seed: int) -> list[torch.Tensor]:

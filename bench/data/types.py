@@ -62,6 +62,8 @@ class RawDataset:
         train: the dataset's training split, or ``None`` where only the test split is on disk
             (the offline MNIST copy); :mod:`bench.data.splits` then carves everything from ``test``.
         class_names: optional human-readable class names.
+        black_background: images are strokes on a black background (MNIST-like), so
+            reconstructions are also scored on the foreground only (App. B-C3/B-D).
     """
 
     name: str
@@ -70,6 +72,7 @@ class RawDataset:
     test: ArraySplit
     train: ArraySplit | None = None
     class_names: tuple[str, ...] = field(default=())
+    black_background: bool = False
 
     @property
     def input_shape(self) -> tuple[int, ...]:

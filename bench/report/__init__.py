@@ -5,5 +5,5 @@
 - :mod:`bench.report.render` writes a built table as LaTeX, Markdown or CSV.
 - :mod:`bench.report.labels` holds the display names, privacy directions and number formats.
 - :mod:`bench.report.figures` draws the figures.
-- :mod:`bench.report.cli` holds the ``bench report`` and ``bench figures`` commands.
+- :mod:`bench.cli.report` holds the ``bench report`` and ``bench figures`` commands.
 """

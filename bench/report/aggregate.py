@@ -1,8 +1,9 @@
 """Every statistic the reports show, computed in one place from the tidy result table.
 
-The tidy table (:func:`bench.store.records_to_table`) has one row per (cell, metric). Here:
+The tidy table (:func:`bench.run.store.records_to_table`) has one row per (cell, metric). Here:
 
-- a *configuration* is every :class:`bench.cell.Cell` field except ``seed``; its seeds are the runs;
+- a *configuration* is every factor column of the table (:func:`bench.run.store.factor_columns`: the
+  cell's fields and every knob) except ``seed``; its seeds are the runs;
 - a run whose ``diverged`` metric is 1 is left out of every metric of its cell and counted;
 - the mean over runs comes with the half-width of its 95% confidence interval (Student t, n − 1
   degrees of freedom; NaN for a single run);
@@ -22,13 +23,11 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bench.cell import Cell
+from bench.run.store import ATTACK_KNOB_PREFIX, factor_columns
 
 if TYPE_CHECKING:
     from pandas.api.typing import SeriesGroupBy
 
-CONFIG_FIELDS: tuple[str, ...] = tuple(f for f in Cell.field_names() if f != "seed")
-KNOB_FIELDS: tuple[str, ...] = ("alpha", "cr", "sigma", "tile", "width", "lambda_wcc")
 DIVERGED = "diverged"
 # Metrics of the trained victim: the same in every passive attack cell on that victim.
 VICTIM_METRICS = frozenset({
@@ -36,8 +35,6 @@ VICTIM_METRICS = frozenset({
     "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
     "payload_values", "payload_bytes", "realized_cr", "train_seconds", "final_train_loss",
 })
-# Active attacks train their own, hijacked victim: their cells' utility is not the victim's.
-HIJACKED_ATTACKS = frozenset({"fsha"})
 STAT_COLUMNS = (
     "mean", "ci", "n", "n_runs", "n_diverged", "note", "is_raw",
     "delta", "delta_ci", "rel", "rel_ci", "n_pairs",
@@ -67,11 +64,18 @@ def select_profile(table: pd.DataFrame, profile: str | None = None) -> pd.DataFr
     return table.copy()
 
 
+def config_fields(table: pd.DataFrame) -> list[str]:
+    """The columns that make a configuration: every factor of a tidy (or aggregated) table but ``seed``."""
+    return [c for c in factor_columns(table) if c != "seed" and c not in STAT_COLUMNS]
+
+
 def ok_rows(table: pd.DataFrame) -> pd.DataFrame:
-    """Rows of successful cells that carry a metric, with the defense knobs as floats (None → NaN)."""
+    """Rows of successful cells that carry a metric, with every numeric factor as floats (None → NaN)."""
     rows = table[(table["status"] == "ok") & table["metric"].notna()].copy()
-    for knob in KNOB_FIELDS:
-        rows[knob] = pd.to_numeric(rows[knob], errors="coerce").astype(float)
+    for column in config_fields(rows):
+        numbers = pd.to_numeric(rows[column], errors="coerce")
+        if numbers.notna().sum() == rows[column].notna().sum():  # a numeric factor, maybe unset
+            rows[column] = numbers.astype(float)
     if "note" not in rows:
         rows["note"] = None
     return rows
@@ -82,8 +86,9 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
 
     A victim's utility is stored in every cell trained on it (attack ``none`` and every attack). This
     keeps one cell per ``victim_key`` (the ``none`` cell if stored, else the first attack by name,
-    :data:`HIJACKED_ATTACKS` last), renames it to the victim (``cell_id`` = ``victim_key``,
-    ``attack`` = ``none``) and points its ``raw_cell_id`` at the matched raw victim, found through
+    active attacks last: their hijacked run is not the victim), renames it to the victim (``cell_id`` =
+    ``victim_key``, ``attack`` = ``none``, no attack knobs) and points its ``raw_cell_id`` at the
+    matched raw victim, found through
     any cell of the victim whose raw match is stored. An attack's divergence says nothing about the
     victim, so it is not carried over.
 
@@ -99,14 +104,18 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     pairs = pairs.assign(raw_victim=pairs["raw_cell_id"].map(victim_of)).dropna(subset=["raw_victim"])
     raw_victim = dict(zip(pairs["victim_key"], pairs["raw_victim"]))
     rows = rows[rows["metric"].isin(VICTIM_METRICS)]
-    cells = rows[["cell_id", "victim_key", "attack"]].drop_duplicates("cell_id")
-    later = (cells["attack"] != "none").astype(int) + cells["attack"].isin(HIJACKED_ATTACKS).astype(int)
+    cells = rows[["cell_id", "victim_key", "attack", "threat_model"]].drop_duplicates("cell_id")
+    later = (cells["attack"] != "none").astype(int) + (cells["threat_model"] == "active").astype(int)
     cells = cells.assign(_later=later).sort_values(["victim_key", "_later", "attack", "cell_id"])
     chosen = set(cells.drop_duplicates("victim_key")["cell_id"])
     out = rows[rows["cell_id"].isin(chosen)].copy()
     out["raw_cell_id"] = out["victim_key"].map(raw_victim)
     out["cell_id"] = out["victim_key"]
     out["attack"] = "none"
+    out["threat_model"] = "none"
+    for column in out.columns:
+        if column.startswith(ATTACK_KNOB_PREFIX):
+            out[column] = np.nan
     return out
 
 
@@ -159,7 +168,7 @@ def aggregate(table: pd.DataFrame, *, metrics: Iterable[str] | None = None, leve
         level: confidence level of the intervals.
 
     Returns:
-        One row per (configuration, metric): the :data:`CONFIG_FIELDS`, ``metric`` and
+        One row per (configuration, metric): the :func:`config_fields`, ``metric`` and
         ``mean, ci, n`` (finite values of the non-diverged runs), ``n_runs`` (stored runs),
         ``n_diverged``, ``note`` (the stored reason of a missing value, if any), ``is_raw`` (the
         configuration is its own raw match), ``delta, delta_ci`` (x − raw), ``rel, rel_ci``
@@ -170,6 +179,7 @@ def aggregate(table: pd.DataFrame, *, metrics: Iterable[str] | None = None, leve
     """
     select_profile(table)
     rows = ok_rows(table)
+    fields = config_fields(rows)
     dropped = diverged_cells(rows)
     if metrics is not None:
         rows = rows[rows["metric"].isin(list(metrics))]
@@ -181,7 +191,7 @@ def aggregate(table: pd.DataFrame, *, metrics: Iterable[str] | None = None, leve
     )
     paired = paired_deltas(rows[~diverged])
     rows = rows.assign(_delta=paired["delta"], _rel=paired["rel"])  # NaN on the diverged runs
-    groups = rows.groupby(list(CONFIG_FIELDS) + ["metric"], dropna=False, sort=True)
+    groups = rows.groupby(fields + ["metric"], dropna=False, sort=True)
     out = pd.concat([
         _mean_ci(groups["_kept"], level).rename(columns={"count": "n"}),
         _mean_ci(groups["_delta"], level).rename(columns={"mean": "delta", "ci": "delta_ci", "count": "n_pairs"}),
@@ -190,7 +200,7 @@ def aggregate(table: pd.DataFrame, *, metrics: Iterable[str] | None = None, leve
         groups["_note"].first().rename("note"), groups["_self"].all().rename("is_raw"),
     ], axis=1).reset_index()
     out["note"] = out["note"].astype(object).where(out["note"].notna(), None)
-    return out[list(CONFIG_FIELDS) + ["metric", *STAT_COLUMNS]]
+    return out[fields + ["metric", *STAT_COLUMNS]]
 
 
 def _mean_ci(values: SeriesGroupBy, level: float) -> pd.DataFrame:

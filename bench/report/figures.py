@@ -21,7 +21,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 
-from bench.report.aggregate import CONFIG_FIELDS, aggregate, ok_rows, pareto_mask, select_profile, victim_view  # noqa: E402
+from bench.report.aggregate import aggregate, config_fields, ok_rows, pareto_mask, select_profile, victim_view  # noqa: E402
 from bench.report.labels import (  # noqa: E402
     ATTACK_LABELS, PRIVACY_DIRECTION, defense_label, defense_rank, factor_value, metric_label,
 )
@@ -177,7 +177,7 @@ def fig6_grids(table: pd.DataFrame, results_dir: Path, out_dir: Path, *, attacks
             on_skip(f"fig 6 skipped for attack '{attack}': no reconstruction grid")
             continue
         mine = mine.assign(_rank=mine["defense"].map(defense_rank)).sort_values(["_rank", "cr", "lambda_wcc", "seed"], na_position="first")
-        mine = mine.drop_duplicates([f for f in CONFIG_FIELDS if f != "attack"])
+        mine = mine.drop_duplicates([f for f in config_fields(mine) if f != "attack"])
         images = [mpimg.imread(Path(results_dir) / "grids" / f"{c}.png") for c in mine["cell_id"]]
         aspect = max(im.shape[0] / im.shape[1] for im in images)
         fig, axes = plt.subplots(len(images), 1, figsize=(7, max(1.2, 7 * aspect) * len(images) + 0.5), squeeze=False, layout="constrained")
@@ -240,7 +240,7 @@ def pareto_figure(table: pd.DataFrame, out_dir: Path, *, attack: str | None = No
     ``metric``; Pareto-optimal configurations (more accuracy, fewer bytes, more privacy) are circled."""
     table = select_profile(table, profile)
     utility = aggregate(victim_view(table), metrics=["accuracy", "bytes_up_per_sample"])
-    cols = [f for f in CONFIG_FIELDS if f != "attack"]
+    cols = [f for f in config_fields(utility) if f != "attack"]
     acc, up = (utility[utility["metric"] == m][cols + ["mean"]].rename(columns={"mean": m})
                for m in ("accuracy", "bytes_up_per_sample"))
     points = acc.merge(up, on=cols)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from bench.report.aggregate import CONFIG_FIELDS, aggregate, ok_rows, select_profile, victim_view
+from bench.report.aggregate import aggregate, config_fields, ok_rows, select_profile, victim_view
+from bench.run.store import ATTACK_KNOB_PREFIX
 from bench.report.labels import (
     ATTACK_LABELS, FACTOR_LABELS, MINUS, PRIVACY_DIRECTION, defense_rank, factor_value, metric_label, number,
 )
@@ -23,7 +24,12 @@ DASH = "—"
 SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 NUMBER_COLUMNS = ["attack", "metric", "mean", "ci", "n", "n_runs", "n_diverged", "delta", "delta_ci", "rel",
                   "rel_ci", "n_pairs", "note"]
-ROW_FIELDS = tuple(f for f in CONFIG_FIELDS if f not in ("attack", "profile"))
+
+
+def row_fields(agg: pd.DataFrame) -> tuple[str, ...]:
+    """The factors a table's rows can vary in: every configuration field but the attack, its
+    settings and the profile (a row shows a victim's metrics beside its attacks' columns)."""
+    return tuple(f for f in config_fields(agg) if f not in ("attack", "profile") and not f.startswith(ATTACK_KNOB_PREFIX))
 
 
 @dataclass(frozen=True)
@@ -246,10 +252,12 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     missing = list(dict.fromkeys(missing))
     wanted = {(c.attack, c.metric) for c in present}
     records = [r for r in agg.to_dict("records") if (_none(r["attack"]), r["metric"]) in wanted]
-    cells = {(_key(r), _none(r["attack"]), r["metric"]): r for r in records}
-    stored = {(_key(r), _none(r["attack"])) for r in records}
-    configs = pd.DataFrame(records, columns=list(ROW_FIELDS))[list(ROW_FIELDS)].drop_duplicates()
-    factors = _factors(configs, spec.rows)
+    fields = row_fields(agg)
+    cells = {(_key(r, fields), _none(r["attack"]), r["metric"]): r for r in records}
+    stored = {(_key(r, fields), _none(r["attack"])) for r in records}
+    fields = row_fields(agg)
+    configs = pd.DataFrame(records, columns=list(fields))[list(fields)].drop_duplicates()
+    factors = _factors(configs, spec.rows, fields)
     configs = configs.sort_values(
         factors, key=lambda s: s.map(defense_rank) if s.name == "defense" else s, na_position="first"
     ) if len(configs) else configs
@@ -258,7 +266,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     footnotes: list[str] = []
     body_rows, numbers = [], []
     for config in configs.to_dict("records"):
-        key = _key(config)
+        key = _key(config, fields)
         line = [factor_value(f, config[f]) for f in factors]
         for col in present:
             r = cells.get((key, col.attack, col.metric))
@@ -284,17 +292,17 @@ def _none(value: object) -> object:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
 
 
-def _key(record: dict) -> tuple:
+def _key(record: dict, fields: tuple[str, ...]) -> tuple:
     """A configuration as a hashable key (every unset value as None)."""
-    return tuple(_none(record[f]) for f in ROW_FIELDS)
+    return tuple(_none(record.get(f)) for f in fields)
 
 
-def _factors(configs: pd.DataFrame, rows: tuple[str, ...]) -> list[str]:
+def _factors(configs: pd.DataFrame, rows: tuple[str, ...], fields: tuple[str, ...]) -> list[str]:
     """The spec's row factors plus every other factor that varies, so that no two rows coincide."""
-    rows = tuple(f for f in rows if configs[f].notna().any())  # a knob no shown cell sets: no column
-    factors = [*rows, *(f for f in ROW_FIELDS if f not in rows and configs[f].nunique() > 1)]
+    rows = tuple(f for f in rows if f in configs and configs[f].notna().any())  # a knob no shown cell sets: no column
+    factors = [*rows, *(f for f in fields if f not in rows and configs[f].nunique() > 1)]
     if configs[factors].duplicated().any():  # e.g. a knob set in one row and unset in another
-        factors += [f for f in ROW_FIELDS if f not in factors and configs[f].nunique(dropna=False) > 1]
+        factors += [f for f in fields if f not in factors and configs[f].nunique(dropna=False) > 1]
     return factors
 
 

@@ -1,16 +1,15 @@
 import pytest
 import torch
 
-import attacks.decoders as decoders
 from attacks import ATTACKS, AttackerView, Capability, Observation
-from attacks.decoder_nets import DecoderBudget, parameter_count
+from attacks.decoder_nets import parameter_count
 from attacks.projection_decoders import SignalDecoder, matched_hidden
-from bench.cell import Cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.train import train_victim
-from bench.views import build_view
+from bench.run.training import train_victim
+from bench.run.attacker_views import build_view
 from defenses import build_defense
 
 
@@ -23,7 +22,8 @@ _VICTIMS = {}
 
 
 def trained_view(data, defense, granted, **params):
-    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0, **params)
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
+                defense_knobs=params)
     if cell not in _VICTIMS:
         _VICTIMS[cell] = train_victim(cell, data=data, profile=get_profile("smoke"))
     victim = _VICTIMS[cell]
@@ -57,22 +57,20 @@ def identity_view(x):
     ), x[:64]
 
 
-def test_reference_decoder_on_an_identity_head_reconstructs_near_perfectly(digits, monkeypatch):
-    monkeypatch.setitem(decoders.BUDGETS, "smoke", DecoderBudget(epochs=8, width=32))
+def test_reference_decoder_on_an_identity_head_reconstructs_near_perfectly(digits):
     view, truth = identity_view(digits.members.x[:1064])
-    out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0).run()
+    out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0, budget=4.0).run()  # 8 epochs
     mse = ((out.reconstructions - truth) ** 2).mean()
     baseline = ((truth.mean(0, keepdim=True) - truth) ** 2).mean()
     assert mse < 0.05 * baseline
 
 
-def test_under_huge_dp_noise_the_decoder_falls_to_the_mean_image(digits, monkeypatch):
-    monkeypatch.setitem(decoders.BUDGETS, "smoke", DecoderBudget(epochs=8, width=32))
+def test_under_huge_dp_noise_the_decoder_falls_to_the_mean_image(digits):
     granted = frozenset({Capability.MEMBER_INPUTS})
     results = {}
     for name, params in (("raw", {}), ("dp", {"sigma": 1e4})):
         view, truth = trained_view(digits, name, granted, **params)
-        out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0).run()
+        out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0, budget=4.0).run()  # 8 epochs
         mean_image = view.members.inputs.mean(0, keepdim=True)
         results[name] = (
             float(((out.reconstructions - truth.x) ** 2).mean()),

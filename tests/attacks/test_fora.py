@@ -10,12 +10,12 @@ from attacks.fora import BUDGETS, FORA, FORABudget, FORAHistory, fora_divergence
 from attacks.fora_nets import ConvCritic, MLPCritic, Substitute, SubstituteHead, gradient_penalty, payload_layout
 from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
 from attacks.view import Capability
-from bench.cell import Cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.train import train_victim
-from bench.views import build_view
+from bench.run.training import train_victim
+from bench.run.attacker_views import build_view
 from defenses.payload import SparsePayload, as_vector, values_of
 
 _VICTIMS = {}
@@ -30,7 +30,7 @@ def digits(tmp_path_factory):
 
 def trained_view(data, defense="raw", granted=FORA.requires, **params):
     cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
-                attack="fora", **params)
+                attack="fora", defense_knobs=params)
     if cell not in _VICTIMS:
         _VICTIMS[cell] = train_victim(cell, data=data, profile=get_profile("smoke"))
     victim = _VICTIMS[cell]
@@ -93,7 +93,7 @@ def test_same_seed_same_reconstructions(digits):
 
 
 def _run(view, **changes):
-    attack = FORA(view=view, profile="smoke", budget=dataclasses.replace(BUDGETS["smoke"], batch_size=32, **changes))
+    attack = FORA(view=view, profile="smoke", config=dataclasses.replace(BUDGETS["smoke"], batch_size=32, **changes))
     return attack.run(), attack.history
 
 

@@ -10,15 +10,15 @@ import torch
 from attacks import Capability, MissingCapabilityError
 from attacks.fsha import BUDGETS, FSHA, FSHABudget, fsha_diverged
 from attacks.fsha_nets import payload_layout, read_payload
-from bench.attack_cell import run_attack_cell
-from bench.cell import Cell
+from bench.run.attack_cell import run_attack_cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve, partition
-from bench.engine import SplitTrainer
-from bench.observer import CutView
+from bench.run.engine import SplitTrainer
+from attacks.view import StepView
 from bench.profiles import get_profile
-from bench.train import build_model, seed_everything
-from bench.views import build_view
+from bench.run.training import build_model, seed_everything
+from bench.run.attacker_views import build_view
 from defenses import build_defense
 from defenses.payload import values_of, with_values
 
@@ -33,7 +33,7 @@ def digits(tmp_path_factory):
 
 def _cell(defense="raw", **params):
     return Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
-                attack="fsha", **params)
+                attack="fsha", defense_knobs=params)
 
 
 def _fresh(cell, data):
@@ -107,7 +107,7 @@ def test_without_the_hook_training_is_bit_identical_to_honest(digits):
         assert torch.equal(a, b), name
     # nor does the hook itself, and the same seed gives the same gradient
     payload = plain.defense.encode(plain.heads[0](batches[0][0])).detach()
-    view = CutView(0, 0, 0, payload, torch.zeros_like(payload), None)
+    view = StepView(0, 0, 0, payload, torch.zeros_like(payload), None)
     twin = FSHA(view=_pre_view(cell, digits, watched), profile="smoke", seed=0)
     rng = torch.random.get_rng_state()
     assert torch.equal(attack.client_gradient(view), twin.client_gradient(view))
@@ -152,14 +152,14 @@ def test_forced_collapse_is_detected(digits):
     runaway = dataclasses.replace(BUDGETS["smoke"], gp_weight=0.0, lr_critic=1.0)
     attacks = {
         "healthy": FSHA(view=view, profile="smoke"),
-        "collapsed": FSHA(view=view, profile="smoke", budget=runaway),
+        "collapsed": FSHA(view=view, profile="smoke", config=runaway),
     }
     with torch.no_grad():
         payloads = [model.defense.encode(model.heads[0](digits.members.x[i : i + 64])) for i in range(0, 256, 64)]
     for attack in attacks.values():
         for step in range(40):
             payload = payloads[step % len(payloads)]
-            attack.client_gradient(CutView(step, 0, 0, payload, torch.zeros_like(payload), None))
+            attack.client_gradient(StepView(step, 0, 0, payload, torch.zeros_like(payload), None))
     assert not fsha_diverged(attacks["healthy"].history)
     assert fsha_diverged(attacks["collapsed"].history)
 

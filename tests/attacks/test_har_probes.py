@@ -8,12 +8,12 @@ from sklearn.metrics import r2_score
 
 from attacks.base import ATTACKS, MissingCapabilityError
 from attacks.har_probes import BUDGETS, HarReconstruction, HarReidentification, ProbeBudget, block_split, budget_for
-from bench.cell import Cell
+from bench.run.cell import Cell
 from bench.data.splits import carve
 from bench.data.types import ArraySplit, RawDataset
 from bench.profiles import get_profile
-from bench.train import train_victim
-from bench.views import build_view
+from bench.run.training import train_victim
+from bench.run.attacker_views import build_view
 
 SUBJECTS, ACTIVITIES, FEATURES = 8, 6, 561
 
@@ -44,7 +44,8 @@ def data():
 
 
 def _victim(data, defense: str, **knobs):
-    cell = Cell(dataset="har", victim="har-mlp", cut="d256", defense=defense, profile="smoke", seed=0, **knobs)
+    cell = Cell(dataset="har", victim="har-mlp", cut="d256", defense=defense, profile="smoke", seed=0,
+                defense_knobs=knobs)
     return cell, train_victim(cell, data=data, profile=get_profile("smoke"))
 
 

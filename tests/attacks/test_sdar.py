@@ -7,14 +7,14 @@ import attacks.sdar  # noqa: F401  (registers "sdar")
 from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
 from attacks.sdar import BUDGETS, SDAR, SDARBudget, sdar_diverged
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, VectorDiscriminator, frozen, upsampling
-from bench.attack_cell import run_attack_cell
-from bench.cell import Cell
+from bench.run.attack_cell import run_attack_cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve, partition
-from bench.engine import SplitTrainer
+from bench.run.engine import SplitTrainer
 from bench.profiles import get_profile
-from bench.train import build_model, train_victim
-from bench.views import build_view
+from bench.run.training import build_model, train_victim
+from bench.run.attacker_views import build_view
 
 PROFILE = get_profile("smoke")
 
@@ -26,7 +26,7 @@ def digits(tmp_path_factory):
 
 def make_cell(defense="raw", protocol="ushaped", **params):
     return Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
-                attack="sdar", protocol=protocol, **params)
+                attack="sdar", protocol=protocol, defense_knobs=params)
 
 
 def pre_training_attack(cell, data, granted=SDAR.requires, **kwargs):

@@ -5,12 +5,12 @@ import torch
 
 from attacks import ATTACKS, AttackerView, Capability, MissingCapabilityError, Observation
 from attacks.unsplit import CONFIGS, UnSplit, UnSplitConfig, total_variation
-from bench.cell import Cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.train import train_victim
-from bench.views import ClientPath, build_view
+from bench.run.training import train_victim
+from bench.run.attacker_views import ClientPath, build_view
 from defenses import build_defense
 
 SMOKE = CONFIGS["smoke"]
@@ -34,7 +34,8 @@ def float64():
 
 
 def trained_view(data, defense="raw", granted=UnSplit.requires, **params):
-    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0, **params)
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke", seed=0,
+                defense_knobs=params)
     if cell not in _VICTIMS:
         _VICTIMS[cell] = train_victim(cell, data=data, profile=get_profile("smoke"))
     victim = _VICTIMS[cell]

@@ -6,19 +6,19 @@ import torch
 from torch import nn
 
 from attacks import ATTACKS, Capability, MissingCapabilityError
-from bench.cell import Cell
+from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.train import train_victim
-from bench.views import build_view
+from bench.run.training import train_victim
+from bench.run.attacker_views import build_view
 
 
 @pytest.fixture(scope="module")
 def trained(tmp_path_factory):
     root = tmp_path_factory.mktemp("data")
     data = carve(DATASETS.get("digits")(root), get_profile("smoke"))
-    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense="learned-1x1", cr=8.0,
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense="learned-1x1", defense_knobs={"cr": 8.0},
                 profile="smoke", seed=0)
     return cell, data, train_victim(cell, data=data, profile=get_profile("smoke"))
 

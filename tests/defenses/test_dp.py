@@ -33,7 +33,7 @@ def test_noise_is_applied_at_evaluation_with_std_sigma_times_clip():
 
 def test_composition_keeps_the_payload_size_and_adds_the_sigma_knob():
     defense = build_defense("lightsplit-f+dp", cut_shape=(8, 12, 12), seed=0, cr=8, sigma=0.02)
-    assert defense.knobs == ("cr", "sigma")
+    assert [k.name for k in defense.knobs] == ["cr", "sigma"]
     assert defense.encode(torch.randn(4, 8, 12, 12)).shape == (4, 144)
     assert "R" in defense.public_state()
 

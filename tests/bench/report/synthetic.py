@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench.cell import Cell
-from bench.derived import add_derived_metrics
-from bench.store import OK, CellRecord, records_to_table
+from bench.run.cell import Cell
+from bench.run.derived import add_derived_metrics
+from bench.run.store import OK, CellRecord, records_to_table
 
 SEEDS = (0, 1, 2)
 CONFIGS = {"raw": ("raw", None), "ls8": ("lightsplit-f", 8.0), "ls16": ("lightsplit-f", 16.0)}
@@ -32,7 +32,7 @@ DIVERGED = ("unsplit", "ls16", 2)  # this run diverged: its values above are jun
 def cell(key: str, seed: int, attack: str = "none", profile: str = "smoke") -> Cell:
     defense, cr = CONFIGS[key]
     return Cell(dataset="mnist", victim="mnistnet", cut="split-2", defense=defense, profile=profile,
-                seed=seed, cr=cr, attack=attack)
+                seed=seed, defense_knobs={"cr": cr}, attack=attack)
 
 
 def records(profile: str = "smoke") -> list[CellRecord]:

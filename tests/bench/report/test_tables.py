@@ -7,7 +7,7 @@ import pytest
 
 from bench.report.render import latex_escape, to_csv, to_latex, to_markdown
 from bench.report.tables import TABLES, build_table
-from bench.store import records_to_table
+from bench.run.store import records_to_table
 from tests.bench.report import synthetic
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -28,7 +28,7 @@ def test_missing_lpips_is_a_dash_with_its_reason(tidy):
 
 
 def test_a_cell_absent_from_the_results_is_a_dash_with_a_footnote():
-    records = [r for r in synthetic.records() if not (r.cell.attack == "decoder-ref" and r.cell.cr == 16.0)]
+    records = [r for r in synthetic.records() if not (r.cell.attack == "decoder-ref" and r.cell.knob("cr") == 16.0)]
     built = build_table(records_to_table(records), TABLES["II"])
     row = built.body[built.body["CR"] == "16×"].iloc[0]
     marked = row["FORA ref. decoder: SSIM ↓"]
@@ -39,7 +39,7 @@ def test_a_cell_absent_from_the_results_is_a_dash_with_a_footnote():
 def test_all_runs_diverged_is_a_dash_with_a_footnote():
     records = synthetic.records()
     for r in records:
-        if r.cell.attack == "unsplit" and r.cell.cr == 16.0:
+        if r.cell.attack == "unsplit" and r.cell.knob("cr") == 16.0:
             r.metrics["diverged"] = 1.0
     built = build_table(records_to_table(records), TABLES["II"])
     row = built.body[built.body["CR"] == "16×"].iloc[0]

@@ -1,0 +1,58 @@
+"""The ``bench`` command line: one module per command (``run``, ``list``, ``report``, ``figures``,
+``verify``, ``compare``).
+
+Every usage error prints one line, ``error: ...``, exits with status 2 and writes nothing.
+"""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from bench.cli.common import plugin_option
+from bench.run.grid import GridError
+
+
+class BenchGroup(click.Group):
+    """A click group whose usage errors are one line and exit 2."""
+
+    def main(self, *args, **kwargs):  # type: ignore[override]
+        kwargs["standalone_mode"] = False
+        try:
+            return super().main(*args, **kwargs)
+        except click.exceptions.Exit as exc:
+            sys.exit(exc.exit_code)
+        except click.exceptions.Abort:
+            click.echo("aborted", err=True)
+            sys.exit(130)
+        except click.ClickException as exc:
+            click.echo(f"error: {exc.format_message()}", err=True)
+            sys.exit(2)
+        except (GridError, FileNotFoundError) as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(2)
+
+
+@click.group(cls=BenchGroup)
+@plugin_option
+def main() -> None:
+    """A benchmark suite for privacy at the split-learning cut layer."""
+    import attacks  # noqa: F401  (registration)
+    import bench.data  # noqa: F401
+    import defenses  # noqa: F401
+    import victims  # noqa: F401
+
+
+def _register_commands() -> None:
+    from bench.cli.compare import compare_command
+    from bench.cli.list import list_command
+    from bench.cli.report import figures_command, report_command
+    from bench.cli.run import run_command
+    from bench.cli.verify import verify_command
+
+    for command in (list_command, run_command, report_command, figures_command, verify_command, compare_command):
+        main.add_command(command)
+
+
+_register_commands()

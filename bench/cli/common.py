@@ -1,0 +1,140 @@
+"""Pieces shared by the ``bench`` commands: plugin loading, list options, running a grid with progress."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from bench.run.grid import GridError, GridSpec, expand
+
+
+def _load_plugins(ctx: click.Context, param: click.Parameter, paths: tuple[str, ...]) -> None:
+    from bench.registry import load_plugin
+
+    for path in paths:
+        try:
+            load_plugin(path)
+        except FileNotFoundError as err:
+            raise click.BadParameter(str(err), param_hint="--plugin") from None
+        except Exception as err:  # a plugin that fails to import is the user's input error
+            raise click.BadParameter(f"{path} failed to import: {type(err).__name__}: {err}", param_hint="--plugin") from None
+
+
+plugin_option = click.option(
+    "--plugin", multiple=True, type=click.Path(), callback=_load_plugins, expose_value=False,
+    help="Python file registering extra defenses, attacks, victims or datasets.",
+)
+
+
+def split_list(kind: type, value: str, option: str) -> tuple:
+    items = [v.strip() for v in value.split(",") if v.strip()] if value else []
+    try:
+        return tuple(kind(v) for v in items)
+    except ValueError:
+        raise click.BadParameter(f"cannot read '{value}' as a list of {kind.__name__}", param_hint=option) from None
+
+
+# The knobs every grid command spells shorter: option → knob name.
+KNOB_SHORTCUTS = {"cr": "cr", "sigma": "sigma", "tile": "tile", "liftback_width": "width", "attack_budget": "budget"}
+
+
+def knob_options(command):
+    """``--knob NAME=V1,V2`` (repeatable) and its shorter spellings ``--cr``, ``--sigma``, ``--tile``,
+    ``--liftback-width``, ``--attack-budget``. A knob not named crosses its declared sweep or default."""
+    shortcuts = [
+        click.option("--cr", default=None, help="Compression ratios d/k (knob cr) [default: 8,16,32]."),
+        click.option("--sigma", default=None, help="DP noise multipliers (knob sigma) [default: 0.02]."),
+        click.option("--tile", default=None, help="Block-local tile sides (knob tile) [default: 2]."),
+        click.option("--liftback-width", default=None, help="LightSplit-L hidden widths (knob width) [default: 512]."),
+        click.option("--attack-budget", default=None,
+                     help="Multipliers on every attack iteration/epoch count (knob budget) [default: 1]."),
+        click.option("--knob", "knobs", multiple=True, metavar="NAME=V1,V2",
+                     help="Values of any defense's or attack's knob (repeatable; see bench list)."),
+    ]
+    for option in reversed(shortcuts):
+        command = option(command)
+    return command
+
+
+def knob_values(opts: dict) -> dict[str, tuple[str, ...]]:
+    """The knob values named on the command line, as strings for each knob to parse and check."""
+    values: dict[str, tuple[str, ...]] = {}
+    for spec in opts.pop("knobs", ()):
+        name, sep, text = spec.partition("=")
+        if not sep or not name.strip():
+            raise click.BadParameter(f"'{spec}' is not NAME=V1,V2", param_hint="--knob")
+        _add(values, name.strip(), split_list(str, text, "--knob"), f"--knob {name.strip()}")
+    for option, name in KNOB_SHORTCUTS.items():
+        if opts.get(option) is not None:
+            _add(values, name, split_list(str, opts.pop(option), f"--{option.replace('_', '-')}"), f"--{option.replace('_', '-')}")
+    return values
+
+
+def _add(values: dict, name: str, items: tuple, option: str) -> None:
+    if not items:
+        raise click.BadParameter(f"no value for knob '{name}'", param_hint=option)
+    if name in values:
+        raise click.BadParameter(f"knob '{name}' is named twice", param_hint=option)
+    values[name] = items
+
+
+def make_executor(kind: str, jobs: int, address: str | None):
+    from bench.run.executors import LocalExecutor, RayExecutor, SerialExecutor
+
+    if kind == "ray":
+        return RayExecutor(address=address)
+    return LocalExecutor(jobs=jobs) if jobs > 1 else SerialExecutor()
+
+
+def execute_grid(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None):
+    """Expand, load every dataset (missing data fails before anything is written), run the grid."""
+    from attacks import ATTACKS
+    from bench.data.root import MissingDataError
+    from bench.run.cell_runner import RunContext
+    from bench.run.store import ResultStore
+
+    cells = expand(spec)
+    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids")
+    store = ResultStore(out)
+    # Load the data of every cell still to run (a stored grid loads nothing) before anything is written,
+    # and refuse an attack that cannot apply to a dataset's kind before any victim trains.
+    todo = [c for c in cells if not store.is_done(c)]
+    try:
+        for dataset in dict.fromkeys(c.dataset for c in todo):
+            ctx.data(dataset, spec.profile)
+    except MissingDataError as err:
+        raise GridError(str(err)) from None
+    for attack, dataset in dict.fromkeys((c.attack, c.dataset) for c in todo if c.attack != "none"):
+        kinds, kind = ATTACKS.get(attack).kinds, ctx.data(dataset, spec.profile).kind
+        if kind not in kinds:
+            raise GridError(f"attack {attack} applies to {'/'.join(kinds)} data, not {kind} data (dataset '{dataset}')")
+    if before_run is not None:
+        before_run(cells, store)
+    return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store, cells
+
+
+def finish(summary, store) -> None:
+    click.echo(
+        f"{summary.ran} cells run, {summary.skipped} already stored, {len(summary.failed)} failed; "
+        f"results in {store.root}/results.parquet"
+    )
+    if summary.failed:
+        sys.exit(1)
+
+
+def _run_with_progress(cells, store, ctx, *, quiet: bool, executor=None):
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from bench.run.runner import run_grid
+
+    if quiet:
+        return run_grid(cells, store=store, ctx=ctx, executor=executor)
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn())
+    with Progress(*columns, transient=False) as progress:
+        task = progress.add_task("cells", total=len(cells))
+
+        def done(cell, status):
+            progress.update(task, advance=1, description=f"{cell.label()}: {status}")
+
+        return run_grid(cells, store=store, ctx=ctx, executor=executor, on_cell_done=done)

@@ -1,0 +1,148 @@
+"""``bench report`` and ``bench figures``: the paper's tables and figures from a results folder.
+
+Both read the stored tidy table only (``results.parquet``, else ``results.csv``, else the per-cell
+records under ``cells/``, collected in memory). Bad input raises :class:`click.UsageError` or
+:class:`click.BadParameter` before anything is written; :class:`bench.cli.BenchGroup` turns those
+into one ``error: ...`` line and exit status 2. Wire them into a group with :func:`register`.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import click
+
+if TYPE_CHECKING:  # pandas is imported by the commands: `bench run` on a stored grid never needs it
+    import pandas as pd
+
+FORMATS = {"latex": "tex", "markdown": "md", "csv": "csv"}
+FIGURE_NAMES = ("4", "5", "6", "15a", "pareto")
+
+
+def load_results(results: Path) -> pd.DataFrame:
+    """The tidy table stored under ``results`` (read only).
+
+    Raises:
+        click.BadParameter: the folder holds no stored results.
+    """
+    import pandas as pd
+
+    from bench.run.store import with_threat_models
+
+    results = Path(results)
+    if (results / "results.parquet").exists():
+        return with_threat_models(pd.read_parquet(results / "results.parquet"))
+    if (results / "results.csv").exists():
+        return with_threat_models(pd.read_csv(results / "results.csv"))
+    if any((results / "cells").glob("*.json")):
+        from bench.run.derived import add_derived_metrics
+        from bench.run.store import ResultStore
+
+        return add_derived_metrics(ResultStore(results).table())
+    raise click.BadParameter(f"no results in {results} (no results.parquet, results.csv or cells/*.json)",
+                             param_hint="--results")
+
+
+def _one_profile(table: pd.DataFrame, profile: str | None) -> pd.DataFrame:
+    from bench.report.aggregate import select_profile  # scipy loads only when a report runs
+
+    try:
+        return select_profile(table, profile)
+    except ValueError as err:
+        raise click.UsageError(f"{err} (use --profile)" if profile is None else str(err)) from None
+
+
+def _names(value: str | None, known: tuple[str, ...], option: str) -> list[str] | None:
+    """A comma list checked against ``known`` (case-insensitive), in the given order; None if empty."""
+    items = [v.strip() for v in (value or "").split(",") if v.strip()]
+    lookup = {k.lower(): k for k in known}
+    unknown = [v for v in items if v.lower() not in lookup]
+    if unknown:
+        raise click.BadParameter(f"unknown {', '.join(unknown)} (choose from {', '.join(known)})", param_hint=option)
+    return [lookup[v.lower()] for v in items] or None
+
+
+@click.command("report")
+@click.option("--results", required=True, multiple=True,
+              type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Results folder (results.parquet, results.csv or cells/); repeat it to report several together.")
+@click.option("--table", "tables", default=None, help="Comma list of tables (II, III, V, ...); default: all with data.")
+@click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="markdown", show_default=True)
+@click.option("--out", type=click.Path(path_type=Path), default=None,
+              help="A file (with a suffix) or a folder (one file per table); default: stdout.")
+@click.option("--profile", default=None, help="The profile to report when the results hold several.")
+@click.option("--standalone", is_flag=True, help="LaTeX: wrap each table in a minimal compilable document.")
+def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out: Path | None, profile: str | None,
+                   standalone: bool) -> None:
+    """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
+    from bench.report.render import RENDERERS, to_latex
+    from bench.report.tables import TABLES, build_table
+    from bench.run.store import atomic_write_text
+
+    names = _names(tables, tuple(TABLES), "--table")
+    import pandas as pd
+
+    stored = pd.concat([load_results(r) for r in results], ignore_index=True)
+    table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
+    built = [build_table(table, TABLES[name], profile) for name in (names or TABLES)]
+    if names is None:
+        built = [b for b in built if b.has_defended_rows]
+        if not built:
+            raise click.UsageError(f"no table has data in {results}")
+    render = (lambda b: to_latex(b, standalone=standalone)) if fmt == "latex" else RENDERERS[fmt]
+    texts = [(b.spec.name, render(b)) for b in built]
+    if out is None:
+        click.echo("\n".join(text for _, text in texts), nl=False)
+        return
+    if out.suffix and not out.is_dir():
+        if fmt == "csv" and len(texts) > 1:
+            raise click.BadParameter("CSV of several tables needs a folder, not a file", param_hint="--out")
+        if fmt == "latex" and standalone and len(texts) > 1:
+            raise click.BadParameter("several standalone LaTeX documents need a folder, not a file", param_hint="--out")
+        atomic_write_text(out, "\n".join(text for _, text in texts))
+        click.echo(f"wrote {out}", err=True)
+        return
+    for name, text in texts:
+        path = out / f"table_{name}.{FORMATS[fmt]}"
+        atomic_write_text(path, text)
+        click.echo(f"wrote {path}", err=True)
+
+
+@click.command("figures")
+@click.option("--results", required=True, type=click.Path(exists=True, file_okay=False, path_type=Path),
+              help="Results folder (its grids/ feed Fig. 6).")
+@click.option("--out", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Output folder [default: RESULTS/figures].")
+@click.option("--figure", "figures", default=",".join(FIGURE_NAMES), show_default=True, help="Comma list.")
+@click.option("--attack", default=None, help="Attack to plot (Fig. 5, 6: only it; 15a, Pareto: its privacy metric).")
+@click.option("--metric", default=None, help="Privacy metric of Fig. 15a and the Pareto front [default: ssim].")
+@click.option("--profile", default=None, help="The profile to plot when the results hold several.")
+def figures_command(results: Path, out: Path | None, figures: str, attack: str | None, metric: str | None,
+                    profile: str | None) -> None:
+    """Draw the paper's figures (PNG and PDF) from stored results."""
+    from bench.report import figures as F
+
+    chosen = _names(figures, FIGURE_NAMES, "--figure") or list(FIGURE_NAMES)
+    table = _one_profile(load_results(results), profile)
+    attacks = sorted(set(table["attack"].dropna()) - {"none"})
+    if attack is not None and attack not in attacks:
+        raise click.BadParameter(f"attack '{attack}' is not in the results (present: {', '.join(attacks) or 'none'})",
+                                 param_hint="--attack")
+    if metric is not None and metric not in set(table["metric"].dropna()):
+        raise click.BadParameter(f"metric '{metric}' is not in the results", param_hint="--metric")
+    metric = metric or "ssim"
+    out = out or results / "figures"
+    skip = lambda message: click.echo(message, err=True)  # noqa: E731
+    only = [attack] if attack else None
+    calls = {
+        "4": lambda: F.fig4_utility(table, out, on_skip=skip),
+        "5": lambda: F.fig5_privacy_deltas(table, out, attacks=only, on_skip=skip),
+        "6": lambda: F.fig6_grids(table, results, out, attacks=only, on_skip=skip),
+        "15a": lambda: F.fig15a_cr_sweep(table, out, attack=attack, metric=metric, on_skip=skip),
+        "pareto": lambda: F.pareto_figure(table, out, attack=attack, metric=metric, on_skip=skip),
+    }
+    written = [path for name in chosen for path in calls[name]()]
+    for path in written:
+        click.echo(str(path))
+    if not written:
+        click.echo("no figure written: the results hold no data for the chosen figures", err=True)

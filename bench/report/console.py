@@ -1,0 +1,55 @@
+"""The table ``bench run`` prints at the end: utility, bytes and attack scores, mean over seeds."""
+from __future__ import annotations
+
+import pandas as pd
+from rich.console import Console
+from rich.table import Table
+
+from bench.run.cell import Cell
+
+SHOWN = (
+    ("accuracy", "acc", "{:.4f}"),
+    ("accuracy_delta_vs_raw", "Δacc vs raw", "{:+.4f}"),
+    ("bytes_up_per_sample", "B up/sample", "{:,.0f}"),
+    ("bytes_down_per_sample", "B down/sample", "{:,.0f}"),
+    ("realized_cr", "CR (bytes)", "{:.2f}"),
+    ("ssim", "SSIM", "{:.3f}"),
+    ("masked_mse", "masked MSE", "{:.4f}"),
+    ("lpips", "LPIPS", "{:.3f}"),
+    ("median_r2", "median R²", "{:.3f}"),
+    ("reid_accuracy", "re-ID acc", "{:.3f}"),
+    ("dp_epsilon_total", "ε (δ=1e-5)", "{:.3g}"),
+)
+GROUP = ["dataset", "victim", "cut", "defense", "cr", "sigma", "tile", "width", "lambda_wcc", "attack"]
+
+
+def utility_summary(table: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
+    """Mean over seeds of the shown metrics for the given cells, one row per configuration."""
+    ids = {c.id for c in cells}
+    ok = table[table["cell_id"].isin(ids) & (table["status"] == "ok")]
+    ok = ok[ok["metric"].isin([m for m, _, _ in SHOWN])]
+    if ok.empty:
+        return pd.DataFrame()
+    wide = ok.groupby(GROUP + ["seed", "metric"], dropna=False)["value"].mean().unstack("metric").reset_index()
+    seeds = wide.groupby(GROUP, dropna=False)["seed"].nunique().rename("seeds")
+    means = wide.drop(columns="seed").groupby(GROUP, dropna=False).mean(numeric_only=True)
+    return means.join(seeds).reset_index()
+
+
+def print_utility_table(table: pd.DataFrame, cells: list[Cell]) -> None:
+    summary = utility_summary(table, cells)
+    if summary.empty:
+        return
+    out = Table(title="results (mean over seeds)")
+    for name in ("dataset", "defense", "cr", "λ_wcc", "attack", "seeds"):
+        out.add_column(name, no_wrap=True, min_width=16 if name == "defense" else None)
+    shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns and summary[m].notna().any()]
+    for _, header, _ in shown:
+        out.add_column(header, justify="right")
+    for row in summary.itertuples(index=False):
+        r = row._asdict()
+        cr = "-" if pd.isna(r["cr"]) else f"{r['cr']:g}"
+        cells_ = [r["dataset"], r["defense"], cr, f"{r['lambda_wcc']:g}", r["attack"], str(r["seeds"])]
+        cells_ += ["—" if pd.isna(r[m]) else f.format(r[m]) for m, _, f in shown]
+        out.add_row(*cells_)
+    Console(width=max(Console().width, 150)).print(out)

@@ -1,0 +1,113 @@
+"""Run one attack cell: obtain the victim the attack's contract asks for, hand the attack its view,
+score what it returns."""
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import torch
+
+from attacks import ATTACKS, Attack, AttackerView, AttackOutput, Scoring
+from bench.data.splits import CarvedData, partition
+from bench.profiles import Profile
+from bench.run.artifacts import save_reconstruction_grid
+from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.training import TrainedVictim, build_model, train_victim
+
+def score_reconstructions(
+    recon: torch.Tensor, truth: torch.Tensor, *, scorings: tuple[Scoring, ...], masked: bool
+) -> tuple[dict, dict]:
+    """Image metrics under each of the attack's scorings (metric names carry the scoring's suffix),
+    with the foreground-masked variants where the data has a black background; or tabular R²."""
+    from bench.metrics import image_metrics, median_r2, minmax_normalise
+
+    if recon.dim() == 2:
+        return {"median_r2": median_r2(recon, truth)}, {}
+    transforms = {Scoring.AS_RETURNED: lambda x: x, Scoring.MINMAX: minmax_normalise}
+    metrics, notes = {}, {}
+    for scoring in scorings:
+        values, reasons = image_metrics(transforms[scoring](recon), truth, masked=masked)
+        metrics.update({f"{k}{scoring.value}": v for k, v in values.items()})
+        notes.update({f"{k}{scoring.value}": v for k, v in reasons.items()})
+    return metrics, notes
+
+
+class VictimRunsForCell:
+    """The training runs one cell can give its attack (:class:`attacks.base.VictimRuns`).
+
+    Also keeps the time the attack's own work started: after the shared honest run for a passive
+    attack; before the watched or hijacked run otherwise, whose wall time is the attack's.
+    """
+
+    def __init__(self, cell: Cell, *, data: CarvedData, profile: Profile, cache_dir: Path | None) -> None:
+        self.cell, self.data, self.profile, self.cache_dir = cell, data, profile, cache_dir
+        self.attack_started = time.perf_counter()
+
+    def honest(self) -> TrainedVictim:
+        trained = train_victim(self.cell, data=self.data, profile=self.profile, cache_dir=self.cache_dir)
+        self.attack_started = time.perf_counter()
+        return trained
+
+    def view_before_training(self) -> AttackerView:
+        cell, data = self.cell, self.data
+        indices = partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)
+        view, _ = build_view(
+            cell=cell, model=build_model(cell, data), data=data, client_indices=indices,
+            granted=ATTACKS.get(cell.attack).requires, n_targets=self.profile.targets, with_targets=False,
+        )
+        return view
+
+    def watched(self, attack) -> TrainedVictim:
+        return train_victim(self.cell, data=self.data, profile=self.profile, cache_dir=self.cache_dir, observers=[attack])
+
+    def hijacked(self, attack) -> TrainedVictim:
+        return train_victim(self.cell, data=self.data, profile=self.profile, active=attack, epochs=attack.hijacked_epochs)
+
+
+def run_attack_cell(
+    cell: Cell, *, data: CarvedData, profile: Profile, cache_dir: Path | None, artifacts_dir: Path | None
+) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Metrics of one attack cell: the victim's utility, then the attack's scores.
+
+    The attack's contract decides which run it meets (:meth:`attacks.base.Attack.meet_victim`); the
+    view grants exactly what the attack declares it requires.
+    """
+    attack_cls = ATTACKS.get(cell.attack)
+
+    def build(view: AttackerView) -> Attack:
+        return attack_cls(view=view, profile=cell.profile, seed=cell.seed, **cell.attack_params())
+
+    runs = VictimRunsForCell(cell, data=data, profile=profile, cache_dir=cache_dir)
+    trained, attack = attack_cls.meet_victim(runs, build)
+    view, truth = build_view(
+        cell=cell, model=trained.model, data=data, client_indices=trained.client_indices,
+        granted=attack_cls.requires, n_targets=profile.targets,
+    )
+    if attack is None:
+        attack = build(view)
+    else:
+        attack.update_view(view)
+    output = attack.run()
+    metrics: dict[str, float | None] = {**trained.metrics, **output.scores}
+    notes: dict[str, str] = dict(output.notes)
+    if output.reconstructions is not None:
+        _score(output, truth.x, attack_cls.scorings, data.black_background, metrics, notes)
+        if artifacts_dir is not None and output.reconstructions.dim() == 4:
+            index = _target_index(output)
+            save_reconstruction_grid(artifacts_dir / f"{cell.id}.png", truth.x[index], output.reconstructions)
+    metrics["attack_seconds"] = time.perf_counter() - runs.attack_started
+    metrics["diverged"] = float(output.diverged)
+    return metrics, notes
+
+
+def _target_index(output: AttackOutput) -> torch.Tensor:
+    return output.target_index if output.target_index is not None else torch.arange(len(output.reconstructions))
+
+
+def _score(output: AttackOutput, truth: torch.Tensor, scorings, masked: bool, metrics: dict, notes: dict) -> None:
+    index = _target_index(output)
+    scores, score_notes = score_reconstructions(output.reconstructions, truth[index], scorings=scorings, masked=masked)
+    metrics.update(scores)
+    notes.update(score_notes)
+    metrics["attack_targets"] = float(len(index))

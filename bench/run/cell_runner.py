@@ -1,0 +1,68 @@
+"""Run one cell in this process: load its data, train (or load) its victim, run its attack; any
+exception becomes a failed record carrying its traceback."""
+from __future__ import annotations
+
+import time
+import traceback
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from attacks import ATTACKS
+from bench.data import DATASETS
+from bench.data.splits import CarvedData, carve
+from bench.profiles import get_profile
+from bench.run.attack_cell import run_attack_cell
+from bench.run.cell import Cell
+from bench.run.grid import resolved_knobs
+from bench.run.provenance import environment
+from bench.run.store import FAILED, OK, CellRecord
+from bench.run.training import train_victim
+
+
+@dataclass
+class RunContext:
+    """What every cell of one run shares: where data and cached victims live."""
+
+    data_root: Path
+    download: bool = False
+    cache_dir: Path | None = None
+    artifacts_dir: Path | None = None
+    _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
+
+    def data(self, dataset: str, profile_name: str) -> CarvedData:
+        key = (dataset, profile_name)
+        if key not in self._data:
+            raw = DATASETS.get(dataset)(self.data_root, download=self.download)
+            self._data[key] = carve(raw, get_profile(profile_name))
+        return self._data[key]
+
+
+def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict[str, str]]:
+    """Train (or load) the cell's victim, run its attack if any; return metrics and per-metric notes."""
+    profile = get_profile(cell.profile)
+    data = ctx.data(cell.dataset, cell.profile)
+    if cell.attack != "none":
+        return run_attack_cell(
+            cell, data=data, profile=profile, cache_dir=ctx.cache_dir, artifacts_dir=ctx.artifacts_dir
+        )
+    trained = train_victim(cell, data=data, profile=profile, cache_dir=ctx.cache_dir)
+    return dict(trained.metrics), {}
+
+
+def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
+    """Run one cell; any exception becomes a failed record carrying its traceback. The record names
+    every knob the cell's parts read (defaults included) and the attack's threat model."""
+    started = time.perf_counter()
+    try:
+        metrics, notes = run_cell(cell, ctx)
+        record = CellRecord(cell, OK, metrics, notes)
+    except Exception:  # recorded, not swallowed: the traceback goes into the store
+        record = CellRecord(cell, FAILED, error=traceback.format_exc())
+    record.wall_seconds = time.perf_counter() - started
+    record.provenance = environment()
+    try:
+        record.knobs = resolved_knobs(cell)
+        record.threat_model = ATTACKS.get(cell.attack).threat_model.value if cell.attack != "none" else "none"
+    except Exception:  # an unregistered part: the cell itself failed on it and says why
+        record.knobs = {"defense": cell.defense_params(), "attack": cell.attack_params()}
+    return record

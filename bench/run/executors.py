@@ -1,0 +1,97 @@
+"""Executors: where cells run. Records always come back to the driver, which alone writes them.
+
+Cells that share a trained victim (same ``victim_key``) form one task and run in order in one
+worker, so a victim is trained once however many workers there are, and two workers never write the
+same checkpoint.
+"""
+from __future__ import annotations
+
+import dataclasses
+import time
+import traceback
+from collections import defaultdict
+from concurrent.futures import ProcessPoolExecutor, as_completed
+from multiprocessing import get_context
+from typing import Iterator, Protocol
+
+from bench.run.cell import Cell
+from bench.run.cell_runner import execute_cell
+from bench.run.store import CellRecord
+
+
+def execute_group(cells: list[Cell], ctx) -> list[CellRecord]:
+    return [execute_cell(cell, ctx) for cell in cells]
+
+
+def group_by_victim(cells: list[Cell]) -> list[list[Cell]]:
+    groups: dict[str, list[Cell]] = defaultdict(list)
+    for cell in cells:
+        groups[cell.victim_key].append(cell)
+    return list(groups.values())
+
+
+def _fresh(ctx):
+    """The context without its in-process data cache (each worker loads its own data)."""
+    return dataclasses.replace(ctx, _data={})
+
+
+class Executor(Protocol):
+    def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]: ...
+
+
+class SerialExecutor:
+    """Runs cells one after another in this process."""
+
+    def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
+        for cell in cells:
+            yield execute_cell(cell, ctx)
+
+
+def _init_worker(threads: int) -> None:
+    import torch
+
+    torch.set_num_threads(threads)
+
+
+class LocalExecutor:
+    """Worker processes on this machine (spawned, one torch thread each unless told otherwise).
+
+    Args:
+        jobs: number of worker processes.
+        threads_per_job: torch threads in each worker.
+    """
+
+    def __init__(self, *, jobs: int, threads_per_job: int = 1) -> None:
+        if jobs < 1 or threads_per_job < 1:
+            raise ValueError("jobs and threads_per_job must be >= 1")
+        self.jobs, self.threads = jobs, threads_per_job
+
+    def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
+        pool = ProcessPoolExecutor(
+            max_workers=self.jobs, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(self.threads,)
+        )
+        with pool:
+            futures = [pool.submit(execute_group, group, _fresh(ctx)) for group in group_by_victim(cells)]
+            for future in as_completed(futures):
+                yield from future.result()
+
+
+class RayExecutor:
+    """Cells as Ray tasks, on a cluster at ``address`` or on a local Ray instance (``address=None``).
+
+    Every node needs the suite installed and the data under the same data root.
+    """
+
+    def __init__(self, *, address: str | None = None, num_cpus_per_task: float = 1.0, init_kwargs: dict | None = None):
+        self.address, self.num_cpus, self.init_kwargs = address, num_cpus_per_task, dict(init_kwargs or {})
+
+    def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
+        import ray
+
+        if not ray.is_initialized():
+            ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False, **self.init_kwargs)
+        task = ray.remote(num_cpus=self.num_cpus)(execute_group)
+        pending = [task.remote(group, _fresh(ctx)) for group in group_by_victim(cells)]
+        while pending:
+            done, pending = ray.wait(pending, num_returns=1)
+            yield from ray.get(done[0])

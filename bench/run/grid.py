@@ -1,0 +1,201 @@
+"""Expand command-line choices into validated cells; every error is caught here, before anything runs."""
+from __future__ import annotations
+
+import itertools
+import math
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from bench.knobs import Knob, KnobError
+from bench.profiles import PROFILES
+from bench.registry import RegistryError
+from bench.run.cell import Cell
+from bench.run.engine import HEAD_OWNERSHIP, PROTOCOLS
+from defenses import DefenseConfigError, build_defense, knobs_of
+from victims import VICTIMS
+
+DEFAULT_VICTIM = {
+    "mnist": "mnistnet",
+    "fashion-mnist": "simplecnn",
+    "digits": "mnistnet",
+    "cifar10": "resnet18",
+    "cifar100": "resnet18",
+    "gtsrb": "micronnet",
+    "imagenet": "resnet50",
+    "har": "har-mlp",
+}
+PARTITIONS = ("iid", "dirichlet")
+
+
+class GridError(ValueError):
+    """An invalid grid choice; its message is one line naming the problem."""
+
+
+@dataclass(frozen=True)
+class GridSpec:
+    """The choices of one ``bench run``; every list is crossed with every other.
+
+    ``knobs`` maps a knob's name to the values to cross, for whichever defense or attack of the
+    grid declares it; a knob not named crosses its ``sweep`` (or its default).
+    """
+
+    datasets: tuple[str, ...]
+    defenses: tuple[str, ...]
+    seeds: tuple[int, ...]
+    profile: str = "cpu"
+    victim: str | None = None
+    cut: str | None = None
+    knobs: Mapping[str, tuple] = field(default_factory=dict)
+    lambda_wccs: tuple[float, ...] = (0.0,)
+    attacks: tuple[str, ...] = ("none",)
+    protocol: str = "ushaped"
+    heads: str = "sch"
+    partition: str = "iid"
+    alpha: float | None = None
+    clients: int = 1
+
+
+def expand(spec: GridSpec) -> list[Cell]:
+    """All cells of the grid, matched raw cells included, in a stable order without duplicates.
+
+    Raises:
+        GridError: on the first invalid choice.
+    """
+    _validate_scalars(spec)
+    attack_knobs = {attack: attack_knobs_of(attack) for attack in spec.attacks}
+    _check_knob_names(spec, attack_knobs)
+    cells: dict[str, Cell] = {}
+    for dataset in spec.datasets:
+        victim_name = spec.victim or DEFAULT_VICTIM.get(dataset)
+        if victim_name is None:
+            raise GridError(f"no default victim for dataset '{dataset}'; pass --victim")
+        victim = _get(VICTIMS, victim_name)()
+        cut = spec.cut or victim.default_cut
+        if cut not in victim.cuts:
+            raise GridError(f"victim '{victim_name}' has no cut '{cut}' (known: {', '.join(victim.cuts)})")
+        cut_shape = victim.cuts[cut]
+        for defense in spec.defenses:
+            for defense_params in _defense_params(defense, spec, cut_shape):
+                for attack in spec.attacks:
+                    for attack_params in _combinations(attack_knobs[attack], spec.knobs, f"attack '{attack}'"):
+                        for lam, seed in itertools.product(spec.lambda_wccs, spec.seeds):
+                            cell = Cell(
+                                dataset=dataset, victim=victim_name, cut=cut, defense=defense, profile=spec.profile,
+                                seed=seed, protocol=spec.protocol, heads=spec.heads, partition=spec.partition,
+                                alpha=spec.alpha, clients=spec.clients, lambda_wcc=lam, attack=attack,
+                                defense_knobs=defense_params, attack_knobs=attack_params,
+                            )
+                            for c in (cell.matched_raw(), cell):
+                                cells.setdefault(c.id, c)
+    return list(cells.values())
+
+
+def attack_knobs_of(attack: str) -> tuple[Knob, ...]:
+    """The knobs an attack reads (none without an attack)."""
+    if attack == "none":
+        return ()
+    from attacks import ATTACKS
+
+    return _get(ATTACKS, attack).knobs
+
+
+def resolved_knobs(cell: Cell) -> dict[str, dict[str, Any]]:
+    """Every knob the cell's defense and attack read, with the defaults the cell leaves out."""
+
+    def resolve(knobs: tuple[Knob, ...], named: dict[str, Any]) -> dict[str, Any]:
+        return {k.name: named.get(k.name, None if k.required else k.default) for k in knobs}
+
+    return {
+        "defense": resolve(knobs_of(cell.defense), cell.defense_params()),
+        "attack": resolve(attack_knobs_of(cell.attack), cell.attack_params()),
+    }
+
+
+def _identity(knobs: tuple[Knob, ...], values: tuple) -> dict[str, Any]:
+    """The knobs that enter a cell's id: every required one, the others when not at their default."""
+    return {k.name: v for k, v in zip(knobs, values) if k.required or v != k.default}
+
+
+def _combinations(knobs: tuple[Knob, ...], given: Mapping[str, tuple], owner: str) -> list[dict[str, Any]]:
+    """One identity dict per combination of ``knobs``' values (checked against each knob's range)."""
+    choices = []
+    for knob in knobs:
+        try:
+            values = tuple(_value(knob, v) for v in given[knob.name]) if knob.name in given else knob.default_values()
+        except KnobError as err:
+            raise GridError(f"knob {err}") from None
+        if not values:
+            raise GridError(f"{owner} needs a value for knob '{knob.name}' (--knob {knob.name}=...)")
+        choices.append(values)
+    return [_identity(knobs, values) for values in itertools.product(*choices)]
+
+
+def _value(knob: Knob, value: Any) -> Any:
+    """A command-line string parsed by its knob, or a Python value checked by it."""
+    return knob.parse(value) if isinstance(value, str) else knob.check(value)
+
+
+def _check_knob_names(spec: GridSpec, attack_knobs: dict[str, tuple[Knob, ...]]) -> None:
+    """Every named knob is read by some defense or attack of the grid, and by only one kind of part."""
+    defense_names = {k.name for d in spec.defenses for k in _defense_knobs(d)}
+    attack_names = {k.name for knobs in attack_knobs.values() for k in knobs}
+    for name in spec.knobs:
+        if not spec.knobs[name]:
+            raise GridError(f"--knob {name} has no value")
+        if name in defense_names and name in attack_names:
+            raise GridError(f"knob '{name}' is read by both a defense and an attack of the grid")
+        if name not in defense_names | attack_names:
+            raise GridError(f"no defense or attack of the grid reads knob '{name}'")
+
+
+def _defense_knobs(defense: str) -> tuple[Knob, ...]:
+    try:
+        return knobs_of(defense)
+    except (RegistryError, DefenseConfigError) as err:
+        raise GridError(str(err)) from None
+
+
+def _validate_scalars(spec: GridSpec) -> None:
+    if not spec.datasets:
+        raise GridError("no dataset given")
+    if not spec.defenses:
+        raise GridError("no defense given")
+    if not spec.seeds:
+        raise GridError("the seed list is empty")
+    if spec.profile not in PROFILES:
+        raise GridError(f"unknown profile '{spec.profile}' (known: {', '.join(PROFILES)})")
+    if spec.protocol not in PROTOCOLS:
+        raise GridError(f"unknown protocol '{spec.protocol}' (known: {', '.join(PROTOCOLS)})")
+    if spec.heads not in HEAD_OWNERSHIP:
+        raise GridError(f"unknown head ownership '{spec.heads}' (known: {', '.join(HEAD_OWNERSHIP)})")
+    if spec.partition not in PARTITIONS:
+        raise GridError(f"unknown partition '{spec.partition}' (known: {', '.join(PARTITIONS)})")
+    if spec.partition == "dirichlet" and (spec.alpha is None or spec.alpha <= 0):
+        raise GridError("a dirichlet partition needs --alpha > 0")
+    if spec.clients < 1:
+        raise GridError(f"--clients must be >= 1, got {spec.clients}")
+    bad = [v for v in spec.lambda_wccs if not math.isfinite(v) or v < 0]
+    if bad:
+        raise GridError(f"--lambda-wcc must be >= 0, got {bad[0]:g}")
+    from bench.data import DATASETS
+
+    for dataset in spec.datasets:
+        _get(DATASETS, dataset)
+
+
+def _defense_params(defense: str, spec: GridSpec, cut_shape: tuple[int, ...]) -> list[dict]:
+    """One parameter dict per combination of the knobs this defense reads, each checked at the cut."""
+    combos = _combinations(_defense_knobs(defense), spec.knobs, f"defense '{defense}'")
+    for params in combos:
+        try:
+            build_defense(defense, cut_shape=cut_shape, seed=0, **params)
+        except DefenseConfigError as err:
+            raise GridError(str(err)) from None
+    return combos
+
+
+def _get(registry, name: str):
+    try:
+        return registry.get(name)
+    except RegistryError as err:
+        raise GridError(str(err)) from None

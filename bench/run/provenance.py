@@ -1,0 +1,47 @@
+"""Provenance recorded with every result: code version, library versions, machine."""
+from __future__ import annotations
+
+import functools
+import platform
+import subprocess
+from importlib.metadata import PackageNotFoundError, version
+from pathlib import Path
+
+import torch
+
+LIBRARIES = ("torch", "torchvision", "numpy", "pandas", "scikit-learn", "piq", "lpips", "splitbench")
+
+
+@functools.cache
+def code_version() -> str:
+    """``git describe`` of the source tree (``-dirty`` when it has uncommitted changes), else the
+    installed package version."""
+    root = Path(__file__).resolve().parents[2]
+    try:
+        out = subprocess.run(
+            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
+            cwd=root, capture_output=True, text=True, timeout=10, check=True,
+        )
+        return out.stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return f"splitbench-{_version('splitbench')}"
+
+
+def _version(package: str) -> str:
+    try:
+        return version(package)
+    except PackageNotFoundError:
+        return "absent"
+
+
+@functools.cache
+def environment() -> dict[str, str]:
+    """Library versions and the machine, as flat string columns."""
+    info = {f"version_{lib.replace('-', '_')}": _version(lib) for lib in LIBRARIES}
+    info.update(
+        python=platform.python_version(),
+        machine=f"{platform.system()} {platform.machine()}",
+        torch_threads=str(torch.get_num_threads()),
+        code_version=code_version(),
+    )
+    return info

@@ -1,0 +1,157 @@
+"""Train the victim of a cell (or load it from the cache keyed by the victim part of the cell)."""
+from __future__ import annotations
+
+import os
+import random
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterable, Iterator
+
+import numpy as np
+import torch
+from torch import Tensor
+
+from bench.run.cell import Cell
+from bench.run.channel import DOWN, UP
+from bench.data.splits import CarvedData, partition
+from bench.run.engine import SplitModel, SplitTrainer, accuracy
+from bench.profiles import Profile
+from defenses import build_defense
+from victims import VICTIMS
+
+if TYPE_CHECKING:
+    from attacks.base import ActiveAttack, CotrainAttack
+
+
+@dataclass
+class TrainedVictim:
+    """A trained split model, its utility metrics and the client partition it was trained on."""
+
+    model: SplitModel
+    metrics: dict[str, float]
+    client_indices: list[Tensor]
+    from_cache: bool = False
+
+
+def seed_everything(seed: int) -> None:
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def batches(x: Tensor, y: Tensor, *, batch_size: int, generator: torch.Generator) -> Iterator[tuple[Tensor, Tensor]]:
+    """Shuffled mini-batches; a last partial batch is kept unless it has a single sample (BatchNorm)."""
+    order = torch.randperm(len(y), generator=generator)
+    for start in range(0, len(y), batch_size):
+        idx = order[start : start + batch_size]
+        if len(idx) > 1 or len(y) == 1:
+            yield x[idx], y[idx]
+
+
+class _Epoch:
+    """A re-iterable view of one client's data, reshuffled every pass."""
+
+    def __init__(self, x: Tensor, y: Tensor, batch_size: int, generator: torch.Generator) -> None:
+        self.x, self.y, self.batch_size, self.generator = x, y, batch_size, generator
+
+    def __iter__(self) -> Iterator[tuple[Tensor, Tensor]]:
+        return batches(self.x, self.y, batch_size=self.batch_size, generator=self.generator)
+
+
+def build_model(cell: Cell, data: CarvedData) -> SplitModel:
+    """A freshly initialised split model for the cell (seed it first for reproducibility)."""
+    victim = VICTIMS.get(cell.victim)()
+    cut_shape = victim.build(cut=cell.cut, num_classes=data.num_classes, input_shape=data.input_shape).cut_shape
+    defense = build_defense(cell.defense, cut_shape=cut_shape, seed=cell.seed, **cell.defense_params())
+    return SplitModel(
+        victim=victim,
+        cut=cell.cut,
+        num_classes=data.num_classes,
+        input_shape=data.input_shape,
+        defense=defense,
+        protocol=cell.protocol,
+        heads=cell.heads,
+        clients=cell.clients,
+    )
+
+
+def train_victim(
+    cell: Cell,
+    *,
+    data: CarvedData,
+    profile: Profile,
+    cache_dir: Path | None = None,
+    observers: Iterable[CotrainAttack] = (),
+    active: ActiveAttack | None = None,
+    epochs: int | None = None,
+) -> TrainedVictim:
+    """Train the cell's victim under its defense and measure utility and bytes on the wire.
+
+    A cached victim (same ``cell.victim_key``) is loaded instead of retrained, unless observers
+    must watch the training run. Observers do not change the run, so its victim is cached; a run
+    with an active (malicious) server or a non-default length is neither read from nor written to
+    the cache.
+
+    Args:
+        epochs: training length (default: the profile's).
+    """
+    observers = list(observers)
+    if active is not None or epochs is not None:
+        cache_dir = None
+    epochs = profile.epochs if epochs is None else epochs
+    cache_file = cache_dir / f"{cell.victim_key}.pt" if cache_dir else None
+    seed_everything(cell.seed)
+    model = build_model(cell, data)
+    client_indices = partition(
+        data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed
+    )
+    if cache_file is not None and cache_file.exists() and not observers:
+        saved = torch.load(cache_file, weights_only=False)
+        model.load_state_dict(saved["state"])
+        return TrainedVictim(model, saved["metrics"], client_indices, from_cache=True)
+
+    trainer = SplitTrainer(
+        model=model, lr=profile.lr, lambda_wcc=cell.lambda_wcc, observers=observers, active=active
+    )
+    generator = torch.Generator().manual_seed(cell.seed)
+    loaders = [
+        _Epoch(data.members.x[idx], data.members.y[idx], profile.batch_size, generator) for idx in client_indices
+    ]
+    started = time.perf_counter()
+    loss = float("nan")
+    for _ in range(epochs):
+        loss = trainer.train_epoch(loaders)
+    train_seconds = time.perf_counter() - started
+
+    channel = trainer.channel
+    metrics = {
+        "accuracy": accuracy(model, data.test.x, data.test.y, batch_size=profile.eval_batch_size),
+        "final_train_loss": loss,
+        "bytes_up_per_sample": channel.per_sample("cut", UP),
+        "bytes_down_per_sample": channel.per_sample("cut", DOWN),
+        "bytes_up_per_epoch": channel.bytes[("cut", UP)] / epochs,
+        "bytes_down_per_epoch": channel.bytes[("cut", DOWN)] / epochs,
+        "tail_bytes_up_per_sample": channel.per_sample("tail", UP),
+        "tail_bytes_down_per_sample": channel.per_sample("tail", DOWN),
+        "train_seconds": train_seconds,
+        **{k: float(v) for k, v in model.defense.describe().items()},
+        **model.defense.accounting(epochs=epochs),
+    }
+    if cache_file is not None:
+        _atomic_torch_save({"state": model.state_dict(), "metrics": metrics, "cell": cell.as_dict()}, cache_file)
+    return TrainedVictim(model, metrics, client_indices)
+
+
+def _atomic_torch_save(obj: dict, path: Path) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
+    os.close(fd)
+    try:
+        torch.save(obj, tmp)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
