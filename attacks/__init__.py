@@ -1,7 +1,15 @@
 """Attacks on the cut layer; importing this package registers every built-in attack."""
 from attacks import decoders, fora, fsha, har_probes, projection_decoders, sdar, unsplit  # noqa: F401  (registration)
 from attacks.base import (
-    ATTACKS, BUDGET, ActiveAttack, Attack, AttackOutput, CotrainAttack, MissingCapabilityError, PassiveAttack, Scoring,
+    ATTACKS,
+    BUDGET,
+    ActiveAttack,
+    Attack,
+    AttackOutput,
+    CotrainAttack,
+    MissingCapabilityError,
+    PassiveAttack,
+    Scoring,
     ThreatModel,
 )
 from attacks.view import AttackerView, Capability, Observation, ServerHandle, StepView

@@ -12,6 +12,7 @@ from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, VectorToMap,
 from attacks.view import Capability
 from defenses.payload import Payload
 
+
 def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], width: int) -> nn.Module:
     """A conv decoder from the cut shape; a vector cut first goes through a fully connected stage."""
     if len(cut_shape) == 3:

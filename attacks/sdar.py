@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Sequence
 
 import torch
 from torch import Tensor, nn
@@ -12,7 +12,14 @@ from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
 from attacks.sdar_nets import (
-    MapDiscriminator, SDARDecoder, SimulatedTail, VectorDiscriminator, adam, bce_to, frozen, two_player_step,
+    MapDiscriminator,
+    SDARDecoder,
+    SimulatedTail,
+    VectorDiscriminator,
+    adam,
+    bce_to,
+    frozen,
+    two_player_step,
 )
 from attacks.view import AttackerView, Capability, StepView
 from defenses.payload import Payload, as_vector, values_of

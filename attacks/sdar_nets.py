@@ -9,8 +9,8 @@ epsilon=1e-5`` is PyTorch ``momentum=0.1, eps=1e-5``).
 from __future__ import annotations
 
 import math
+from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from typing import Iterator, Sequence
 
 import torch
 from torch import Tensor, nn

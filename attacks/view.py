@@ -12,9 +12,9 @@ the client half of the defense:
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
-from typing import Callable
 
 import torch
 from torch import Tensor, nn

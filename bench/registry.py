@@ -12,9 +12,10 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Callable, Iterator
 from importlib.metadata import entry_points
 from pathlib import Path
-from typing import Callable, Generic, Iterator, TypeVar
+from typing import Generic, TypeVar
 
 T = TypeVar("T")
 
@@ -80,7 +81,7 @@ class Registry(Generic[T]):
 
 
 def load_plugin(path: str | Path) -> None:
-    """Import a user's Python file so that its ``@register`` decorators run.
+    """Import a user's Python file so that its ``@register`` decorators run (once per process).
 
     Raises:
         FileNotFoundError: when the file does not exist.
@@ -89,6 +90,9 @@ def load_plugin(path: str | Path) -> None:
     if not path.is_file():
         raise FileNotFoundError(f"plugin file not found: {path}")
     module_name = f"splitbench_plugin_{path.stem}"
+    loaded = sys.modules.get(module_name)
+    if loaded is not None and Path(getattr(loaded, "__file__", "")).resolve() == path.resolve():
+        return  # already imported in this process: its registrations stand
     spec = importlib.util.spec_from_file_location(module_name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)

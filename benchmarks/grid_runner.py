@@ -11,8 +11,8 @@ from pathlib import Path
 
 import bench.run.training as train_module
 from bench.run.cell import Cell
-from bench.run.executors import LocalExecutor, SerialExecutor
 from bench.run.cell_runner import RunContext
+from bench.run.executors import LocalExecutor, SerialExecutor
 from bench.run.runner import run_grid
 from bench.run.store import ResultStore
 

@@ -13,11 +13,11 @@ import argparse
 import time
 from pathlib import Path
 
-from bench.run.attack_cell import run_attack_cell
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import Profile
+from bench.run.attack_cell import run_attack_cell
+from bench.run.cell import Cell
 
 
 def main() -> None:

@@ -16,13 +16,13 @@ from pathlib import Path
 import torch
 
 from attacks.unsplit import UnSplit, UnSplitConfig
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.metrics.image import masked_mse
 from bench.profiles import get_profile
-from bench.run.training import train_victim
 from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.training import train_victim
 
 
 def main() -> None:

@@ -89,7 +89,7 @@ class Defense(nn.Module):
     def server_parameters(self) -> list[nn.Parameter]:
         return list(self.server_side.parameters())
 
-    def server_half(self) -> "Defense":
+    def server_half(self) -> Defense:
         """This defense as the server holds it: the same live server-side modules, parameters and
         buffers (so ``decode`` follows training), and an empty client half, in this defense and in
         every defense it is built from. Nothing of the client half is reachable from the result."""

@@ -77,16 +77,19 @@ class BlockLocalProjection(nn.Module):
         mask = torch.arange(per_tile).unsqueeze(0) < budgets.unsqueeze(1)
         self.register_buffer("R", orthonormal_columns(tile_dim, per_tile, seed))
         self.register_buffer("mask", mask)
+        # The same selection as flat indices: indexing with a boolean mask has a data-dependent
+        # shape, which torch.vmap refuses (UnSplit's batched clones run this encoder under vmap).
+        self.register_buffer("kept", mask.flatten().nonzero().squeeze(1), persistent=False)
 
     def _tiles(self, z: Tensor) -> Tensor:
         return F.unfold(z, kernel_size=self.tile, stride=self.tile).transpose(1, 2)  # (B, T, b²C)
 
     def project(self, z: Tensor) -> Tensor:
         full = self._tiles(z) @ self.R  # (B, T, per_tile)
-        return full[:, self.mask]
+        return full.flatten(1)[:, self.kept]
 
     def lift(self, payload: Tensor) -> Tensor:
-        full = payload.new_zeros(payload.shape[0], *self.mask.shape)
-        full[:, self.mask] = payload
-        tiles = (full @ self.R.T).transpose(1, 2)
+        full = payload.new_zeros(payload.shape[0], self.mask.numel())
+        full[:, self.kept] = payload
+        tiles = (full.view(-1, *self.mask.shape) @ self.R.T).transpose(1, 2)
         return F.fold(tiles, output_size=self.cut_shape[1:], kernel_size=self.tile, stride=self.tile)

@@ -6,7 +6,6 @@ Every usage error prints one line, ``error: ...``, exits with status 2 and write
 from __future__ import annotations
 
 import sys
-from pathlib import Path
 
 import click
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 import os
 import re
 import socket
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Callable, Sequence
 
 ENV_VAR = "BENCH_DATA_ROOT"
 DOWNLOAD_TIMEOUT_S = 10.0

@@ -35,13 +35,13 @@ class ArraySplit:
     def __len__(self) -> int:
         return int(self.y.shape[0])
 
-    def take(self, index: Tensor) -> "ArraySplit":
+    def take(self, index: Tensor) -> ArraySplit:
         """Rows at ``index`` (a LongTensor), as a new split."""
         groups = None if self.groups is None else self.groups[index]
         return ArraySplit(self.x[index], self.y[index], groups)
 
     @staticmethod
-    def concat(parts: "list[ArraySplit]") -> "ArraySplit":
+    def concat(parts: list[ArraySplit]) -> ArraySplit:
         has_groups = all(p.groups is not None for p in parts)
         return ArraySplit(
             torch.cat([p.x for p in parts]),

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import warnings
 
-
 DEFAULT_DELTA = 1e-5
 
 

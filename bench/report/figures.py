@@ -17,13 +17,18 @@ matplotlib.use("Agg")
 import matplotlib.image as mpimg  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
-from matplotlib.ticker import NullFormatter  # noqa: E402
 import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
+from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from bench.report.aggregate import aggregate, config_fields, ok_rows, pareto_mask, select_profile, victim_view  # noqa: E402
 from bench.report.labels import (  # noqa: E402
-    ATTACK_LABELS, PRIVACY_DIRECTION, defense_label, defense_rank, factor_value, metric_label,
+    ATTACK_LABELS,
+    PRIVACY_DIRECTION,
+    defense_label,
+    defense_rank,
+    factor_value,
+    metric_label,
 )
 
 Skip = Callable[[str], None]
@@ -136,12 +141,14 @@ def fig5_privacy_deltas(table: pd.DataFrame, out_dir: Path, *, attacks: list[str
     for attack in chosen:
         data = agg[agg["attack"] == attack]
         if data.empty:
-            on_skip(f"fig 5 skipped for attack '{attack}': no defended cell with a matched Raw run for {', '.join(metrics)}")
+            on_skip(f"fig 5 skipped for attack '{attack}': no defended cell with a matched Raw run for "
+                    f"{', '.join(metrics)}")
             continue
         data = data.assign(gain=data["rel"] * data["metric"].map(PRIVACY_DIRECTION).fillna(1),
                            panel=data["defense"].map(defense_label) + (", " + _panel_titles(data)).where(_panel_titles(data) != "", ""))
         columns = list(dict.fromkeys(data.assign(_r=data["defense"].map(defense_rank)).sort_values(["_r", "dataset", "cut"])["panel"]))
-        fig, axes = plt.subplots(len(metrics), len(columns), figsize=(4 * len(columns), 3 * len(metrics)), squeeze=False, layout="constrained")
+        fig, axes = plt.subplots(len(metrics), len(columns), figsize=(4 * len(columns), 3 * len(metrics)), squeeze=False,
+                                 layout="constrained")
         hues = dict(zip(sorted(data["lambda_wcc"].unique()), sns.color_palette("viridis", data["lambda_wcc"].nunique())))
         for i, metric in enumerate(metrics):
             for j, panel in enumerate(columns):

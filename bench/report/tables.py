@@ -14,10 +14,17 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bench.report.aggregate import aggregate, config_fields, ok_rows, select_profile, victim_view
-from bench.run.store import ATTACK_KNOB_PREFIX
 from bench.report.labels import (
-    ATTACK_LABELS, FACTOR_LABELS, MINUS, PRIVACY_DIRECTION, defense_rank, factor_value, metric_label, number,
+    ATTACK_LABELS,
+    FACTOR_LABELS,
+    MINUS,
+    PRIVACY_DIRECTION,
+    defense_rank,
+    factor_value,
+    metric_label,
+    number,
 )
+from bench.run.store import ATTACK_KNOB_PREFIX
 
 ABS, REL, POINTS, ABS_REL, ABS_RATIO, PCT_OF_RAW = "abs", "rel", "points", "abs+rel", "abs+ratio", "pct-of-raw"
 DASH = "—"

@@ -15,6 +15,7 @@ from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
 from bench.run.training import TrainedVictim, build_model, train_victim
 
+
 def score_reconstructions(
     recon: torch.Tensor, truth: torch.Tensor, *, scorings: tuple[Scoring, ...], masked: bool
 ) -> tuple[dict, dict]:

@@ -6,17 +6,17 @@ tail or private inputs (see :mod:`attacks.view`).
 from __future__ import annotations
 
 import copy
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.view import AttackerView, Capability, ClientPath, Observation
-from bench.run.cell import Cell
 from bench.data.splits import CARVE_SEED, CarvedData
 from bench.data.types import ArraySplit
+from bench.run.cell import Cell
 from bench.run.engine import SplitModel
 from defenses import build_defense, split_name
 from defenses.base import Defense

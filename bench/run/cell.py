@@ -9,8 +9,9 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, field, fields, replace
-from typing import Any, Mapping
+from typing import Any
 
 # Keys every cell id has carried since the first stored results (then fixed fields of the cell):
 # a cell whose defense does not read one hashes it as None. Other knobs enter the id only when set.
@@ -70,7 +71,7 @@ class Cell:
         return values
 
     @staticmethod
-    def from_dict(values: Mapping[str, Any]) -> "Cell":
+    def from_dict(values: Mapping[str, Any]) -> Cell:
         """A cell from :meth:`as_dict`, or from a record written before knobs existed (where
         ``cr``, ``sigma``, ``tile`` and ``width`` were fields of the cell).
 
@@ -104,7 +105,7 @@ class Cell:
         """Hash of the victim part (no attack, no attack knobs): the cache key of the trained victim."""
         return _digest(self.identity(with_attack=False))
 
-    def matched_raw(self) -> "Cell":
+    def matched_raw(self) -> Cell:
         """The undefended cell this one is compared with: raw, no WCC, same everything else."""
         return replace(self, defense="raw", defense_knobs=(), lambda_wcc=0.0)
 

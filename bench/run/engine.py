@@ -6,14 +6,15 @@ party steps its own optimizer on its own parameters. The channel counts every te
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Iterable, Sequence
+from collections.abc import Iterable, Sequence
+from typing import TYPE_CHECKING
 
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from bench.run.channel import DOWN, UP, Channel
 from attacks.view import ServerHandle, StepView
+from bench.run.channel import DOWN, UP, Channel
 from defenses.base import Defense
 from defenses.payload import as_vector, cross_to_server, detach, values_of, wire_tensors
 from defenses.wcc import within_class_scatter

@@ -7,12 +7,11 @@ same checkpoint.
 from __future__ import annotations
 
 import dataclasses
-import time
-import traceback
 from collections import defaultdict
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from multiprocessing import get_context
-from typing import Iterator, Protocol
+from typing import Protocol
 
 from bench.run.cell import Cell
 from bench.run.cell_runner import execute_cell

@@ -1,9 +1,8 @@
 """Run cells: skip stored ones, record each outcome atomically, never stop the grid on a failure."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Callable
 
 from bench.run.cell import Cell
 from bench.run.cell_runner import RunContext

@@ -4,12 +4,12 @@ import torch
 from attacks import ATTACKS, AttackerView, Capability, Observation
 from attacks.decoder_nets import parameter_count
 from attacks.projection_decoders import SignalDecoder, matched_hidden
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.run.training import train_victim
 from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.training import train_victim
 from defenses import build_defense
 
 

@@ -6,16 +6,16 @@ import torch
 
 from attacks.base import MissingCapabilityError, ThreatModel
 from attacks.decoder_nets import DecoderBudget
-from attacks.fora import BUDGETS, FORA, FORABudget, FORAHistory, fora_divergence, fora_diverged
+from attacks.fora import BUDGETS, FORA, FORABudget, FORAHistory, fora_diverged, fora_divergence
 from attacks.fora_nets import ConvCritic, MLPCritic, Substitute, SubstituteHead, gradient_penalty, payload_layout
 from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
 from attacks.view import Capability
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.run.training import train_victim
 from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.training import train_victim
 from defenses.payload import SparsePayload, as_vector, values_of
 
 _VICTIMS = {}

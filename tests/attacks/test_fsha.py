@@ -10,15 +10,15 @@ import torch
 from attacks import Capability, MissingCapabilityError
 from attacks.fsha import BUDGETS, FSHA, FSHABudget, fsha_diverged
 from attacks.fsha_nets import payload_layout, read_payload
-from bench.run.attack_cell import run_attack_cell
-from bench.run.cell import Cell
+from attacks.view import StepView
 from bench.data import DATASETS
 from bench.data.splits import carve, partition
-from bench.run.engine import SplitTrainer
-from attacks.view import StepView
 from bench.profiles import get_profile
-from bench.run.training import build_model, seed_everything
+from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.engine import SplitTrainer
+from bench.run.training import build_model, seed_everything
 from defenses import build_defense
 from defenses.payload import values_of, with_values
 

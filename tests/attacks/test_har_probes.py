@@ -7,37 +7,29 @@ import torch
 from sklearn.metrics import r2_score
 
 from attacks.base import ATTACKS, MissingCapabilityError
-from attacks.har_probes import BUDGETS, HarReconstruction, HarReidentification, ProbeBudget, block_split, budget_for
-from bench.run.cell import Cell
+from attacks.har_probes import (
+    BUDGETS,
+    HarReconstruction,
+    HarReidentification,
+    ProbeBudget,
+    block_split,
+    budget_for,
+)
 from bench.data.splits import carve
-from bench.data.types import ArraySplit, RawDataset
 from bench.profiles import get_profile
-from bench.run.training import train_victim
 from bench.run.attacker_views import build_view
-
-SUBJECTS, ACTIVITIES, FEATURES = 8, 6, 561
-
-
-def _synthetic_har(per_activity: int, seed: int) -> ArraySplit:
-    """Windows stored subject by subject, activity by activity (as in the UCI files); features are
-    subject offset + activity offset + unit noise, so both probes have signal."""
-    rng = np.random.default_rng(seed)
-    subject_offset = rng.normal(0, 1, (SUBJECTS, FEATURES))
-    activity_offset = rng.normal(0, 1, (ACTIVITIES, FEATURES))
-    subjects = np.repeat(np.arange(1, SUBJECTS + 1), ACTIVITIES * per_activity)
-    activities = np.tile(np.repeat(np.arange(ACTIVITIES), per_activity), SUBJECTS)
-    x = subject_offset[subjects - 1] + activity_offset[activities] + rng.normal(0, 1, (len(subjects), FEATURES))
-    return ArraySplit(torch.tensor(x, dtype=torch.float32), torch.tensor(activities), torch.tensor(subjects))
+from bench.run.cell import Cell
+from bench.run.training import train_victim
+from tests.attacks.synthetic_har import (
+    FEATURES,
+    SUBJECTS,
+    synthetic_har_dataset,
+)
 
 
 @pytest.fixture(scope="module")
 def data():
-    windows = _synthetic_har(per_activity=16, seed=0)  # 768 windows
-    index = torch.arange(len(windows))
-    raw = RawDataset(
-        name="har", num_classes=ACTIVITIES, kind="tabular",
-        train=windows.take(index[index % 3 != 0]), test=windows.take(index[index % 3 == 0]),
-    )
+    raw = synthetic_har_dataset(per_activity=16, seed=0)  # 768 windows
     carved = carve(raw, get_profile("smoke"))  # 256 members, 128 non-members, 256 test
     assert carved.members.groups is not None and carved.nonmembers.groups is not None
     return carved
@@ -105,7 +97,7 @@ def test_missing_capability_fails_at_construction(data, raw_victim, attack):
 def test_block_split_keeps_stored_order_and_drops_a_gap():
     groups = torch.tensor([1] * 10 + [2] * 20 + [3] * 2)
     train, test = block_split(groups)
-    assert train.tolist() == list(range(0, 7)) + list(range(10, 24)) + [30]
+    assert train.tolist() == list(range(7)) + list(range(10, 24)) + [30]
     assert test.tolist() == list(range(8, 10)) + list(range(25, 30))
 
 

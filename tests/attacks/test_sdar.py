@@ -7,14 +7,14 @@ import attacks.sdar  # noqa: F401  (registers "sdar")
 from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
 from attacks.sdar import BUDGETS, SDAR, SDARBudget, sdar_diverged
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, VectorDiscriminator, frozen, upsampling
-from bench.run.attack_cell import run_attack_cell
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve, partition
-from bench.run.engine import SplitTrainer
 from bench.profiles import get_profile
-from bench.run.training import build_model, train_victim
+from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.engine import SplitTrainer
+from bench.run.training import build_model, train_victim
 
 PROFILE = get_profile("smoke")
 

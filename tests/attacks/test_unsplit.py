@@ -5,12 +5,12 @@ import torch
 
 from attacks import ATTACKS, AttackerView, Capability, MissingCapabilityError, Observation
 from attacks.unsplit import CONFIGS, UnSplit, UnSplitConfig, total_variation
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.run.training import train_victim
 from bench.run.attacker_views import ClientPath, build_view
+from bench.run.cell import Cell
+from bench.run.training import train_victim
 from defenses import build_defense
 
 SMOKE = CONFIGS["smoke"]

@@ -6,12 +6,12 @@ import torch
 from torch import nn
 
 from attacks import ATTACKS, Capability, MissingCapabilityError
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.run.training import train_victim
 from bench.run.attacker_views import build_view
+from bench.run.cell import Cell
+from bench.run.training import train_victim
 
 
 @pytest.fixture(scope="module")
@@ -98,3 +98,60 @@ def test_missing_requirement_fails_at_construction_naming_it(trained):
         ATTACKS.get("decoder-ref")(view=view, profile="smoke")
     with pytest.raises(MissingCapabilityError, match="aux_queries"):
         ATTACKS.get("decoder")(view=view, profile="smoke")
+
+
+def _defenses_with_knobs():
+    from defenses import DEFENSES, knobs_of
+
+    values = {"cr": 8.0, "sigma": 0.02, "tile": 2, "width": 32}
+    names = DEFENSES.names() + ["lightsplit-f+dp", "learned-1x1+dp"]
+    return [(name, {k.name: values[k.name] for k in knobs_of(name)}) for name in names if not name.startswith(("broken", "random"))]
+
+
+class _KeepEveryStep:
+    def __init__(self):
+        self.views = []
+
+    def on_step(self, step_view):
+        self.views.append(step_view)
+
+
+def _assert_reaches_nothing_of_the_client(view, client_tensors, private_inputs):
+    tensors = list(reachable_tensors(view))
+    assert tensors, "the walk found nothing: the test would pass vacuously"
+    pointers = {t.data_ptr() for t in tensors}
+    for p in client_tensors:
+        assert p.data_ptr() not in pointers
+        if p.numel() > 1 and p.detach().std() > 0:  # a constant tensor (zeros, ones) could match by chance
+            assert not any(t.shape == p.shape and torch.equal(t, p.detach()) for t in tensors)
+    for t in tensors:
+        if t.dim() == 4 and t.shape[1:] == private_inputs.shape[1:]:
+            assert not any(torch.equal(row, m) for row in t[:64] for m in private_inputs[:256])
+
+
+@pytest.mark.parametrize("defense,knobs", _defenses_with_knobs())
+def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense, knobs, tmp_path):
+    """Per-step views (co-training and active attacks), the view before training and the trained
+    view hold no client-side parameter (head, tail, the defense's client half) and no member input."""
+    data = carve(DATASETS.get("digits")(tmp_path), get_profile("smoke"))
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, defense_knobs=knobs,
+                profile="smoke", seed=0)
+    keep = _KeepEveryStep()
+    victim = train_victim(cell, data=data, profile=get_profile("smoke"), observers=[keep])
+    model = victim.model
+    client = list(model.heads.parameters()) + list(model.tails.parameters()) + model.defense.client_parameters()
+    assert client, "no client tensors to look for"
+    kwargs = dict(cell=cell, model=model, data=data, client_indices=victim.client_indices, granted=ALL_BUT_WHITEBOX,
+                  n_targets=16)
+    before, _ = build_view(with_targets=False, **kwargs)
+    after, _ = build_view(**kwargs)
+    for view in (keep.views[0], keep.views[-1], before, after):
+        _assert_reaches_nothing_of_the_client(view, client, data.members.x)
+    # the per-step view runs the server's live half: its decode follows the trained server state
+    live = keep.views[-1].server.defense
+    assert live.client_parameters() == []
+    z = torch.randn(3, *model.cut_shape)
+    model.eval()
+    with torch.no_grad():
+        payload = model.defense.encode(z)
+        assert torch.equal(live.eval().decode(payload), model.defense.decode(payload))

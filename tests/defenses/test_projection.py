@@ -110,11 +110,11 @@ def test_unrealisable_parameters_fail_with_one_line(name, params):
 
 def test_lightsplit_l_sends_the_same_payload_and_learns_the_liftback():
     f = build_defense("lightsplit-f", cut_shape=CUT, seed=4, cr=16)
-    l = build_defense("lightsplit-l", cut_shape=CUT, seed=4, cr=16, width=64)
+    learned = build_defense("lightsplit-l", cut_shape=CUT, seed=4, cr=16, width=64)
     z = torch.randn(3, *CUT)
-    assert torch.equal(f.encode(z), l.encode(z))
-    assert l.client_parameters() == [] and len(l.server_parameters()) > 0
-    assert l.decode(l.encode(z)).shape == (3, *CUT)
+    assert torch.equal(f.encode(z), learned.encode(z))
+    assert learned.client_parameters() == [] and len(learned.server_parameters()) > 0
+    assert learned.decode(learned.encode(z)).shape == (3, *CUT)
 
 
 def test_energy_kept_by_a_random_projection_is_about_k_over_d():

@@ -63,3 +63,27 @@ def test_a_plugin_file_that_fails_to_import_is_a_one_line_error(capsys, tmp_path
     code, _, err = run_cli(capsys, ["compare", "--plugin", str(plugin), "--defense", "x", "--out", str(tmp_path / "o")])
     assert code == 2 and "failed to import" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "o").exists()
+
+
+def test_a_plugin_with_a_knob_of_its_own_is_swept_by_compare(capsys, tmp_path):
+    """examples/noisy_projection.py declares `noise`; compare crosses it with no change to the suite."""
+    out = tmp_path / "cmp"
+    args = ["compare", "--plugin", str(REPO / "examples" / "noisy_projection.py"), "--defense", "noisy-projection",
+            "--knob", "noise=0,0.5", "--baseline-results", str(tmp_path / "none"), "--out", str(out), *SMOKE]
+    code, stdout, err = run_cli(capsys, args)
+    assert code == 0, err
+    assert "6 cells run" in stdout  # noisy-projection at two noise levels, raw, lightsplit-f, topk, learned-1x1
+    records = [json.loads(p.read_text()) for p in (out / "cells").glob("*.json")]
+    mine = [r for r in records if r["cell"]["defense"] == "noisy-projection"]
+    assert sorted(r["knobs"]["defense"]["noise"] for r in mine) == [0.0, 0.5]
+    assert sorted(r["cell"]["defense_knobs"]["noise"] for r in mine) == [0.0, 0.5]  # neither is the default 0.1
+    board = pd.read_csv(out / "leaderboard-decoder-ref.csv")
+    assert {"noisy-projection (noise=0)", "noisy-projection (noise=0.5)"} <= set(board["defense"])
+    # the default is left out of the id: the same grid without --knob names no noise on the cell
+    code, _, err = run_cli(capsys, [*args[:5], "--baseline-results", str(tmp_path / "none"), "--out", str(tmp_path / "d"),
+                                    *SMOKE])
+    assert code == 0, err
+    default = [json.loads(p.read_text()) for p in (tmp_path / "d" / "cells").glob("*.json")]
+    default = [r for r in default if r["cell"]["defense"] == "noisy-projection"]
+    assert len(default) == 1 and "noise" not in default[0]["cell"]["defense_knobs"]
+    assert default[0]["knobs"]["defense"]["noise"] == 0.1

@@ -5,7 +5,6 @@ import pytest
 
 from tests.bench.cli.runner import run_cli
 
-
 SMOKE = ["run", "--dataset", "digits", "--profile", "smoke", "--quiet", "--no-download"]
 
 

@@ -2,11 +2,11 @@
 import torch
 
 from attacks import ATTACKS, ActiveAttack, AttackOutput, Capability, CotrainAttack
-from bench.run.attack_cell import run_attack_cell
-from bench.run.cell import Cell
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
+from bench.run.attack_cell import run_attack_cell
+from bench.run.cell import Cell
 from bench.run.training import train_victim
 
 PROFILE = get_profile("smoke")

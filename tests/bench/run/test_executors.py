@@ -2,8 +2,8 @@
 import pytest
 
 from bench.run.cell import Cell
-from bench.run.executors import LocalExecutor, RayExecutor, group_by_victim
 from bench.run.cell_runner import RunContext
+from bench.run.executors import LocalExecutor, RayExecutor, group_by_victim
 from bench.run.runner import run_grid
 from bench.run.store import ResultStore
 
