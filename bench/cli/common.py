@@ -97,6 +97,11 @@ def execute_grid(spec: GridSpec, data_root: Path, out: Path, *, download: bool, 
     cells = expand(spec)
     ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids")
     store = ResultStore(out)
+    # One run per folder, until the command ends. A folder that exists is locked before anything reads
+    # it; a new one only after the checks below, so that bad input leaves no folder behind.
+    locked = out.is_dir()
+    if locked:
+        _hold_lock(store)
     # Load the data of every cell still to run (a stored grid loads nothing) before anything is written,
     # and refuse an attack that cannot apply to a dataset's kind before any victim trains.
     todo = [c for c in cells if not store.is_done(c)]
@@ -109,9 +114,21 @@ def execute_grid(spec: GridSpec, data_root: Path, out: Path, *, download: bool, 
         kinds, kind = ATTACKS.get(attack).kinds, ctx.data(dataset, spec.profile).kind
         if kind not in kinds:
             raise GridError(f"attack {attack} applies to {'/'.join(kinds)} data, not {kind} data (dataset '{dataset}')")
+    if not locked:
+        _hold_lock(store)
     if before_run is not None:
         before_run(cells, store)
     return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store, cells
+
+
+def _hold_lock(store) -> None:
+    """Hold the store's lock until the current command ends; another run on it is a usage error."""
+    from bench.run.store_lock import StoreBusyError
+
+    try:
+        click.get_current_context().with_resource(store.lock())
+    except StoreBusyError as err:
+        raise GridError(str(err)) from None
 
 
 def finish(summary, store) -> None:

@@ -27,7 +27,7 @@ def load_results(results: Path) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from bench.run.store import with_threat_models
+    from bench.run.table import with_threat_models
 
     results = Path(results)
     if (results / "results.parquet").exists():

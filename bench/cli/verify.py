@@ -1,6 +1,8 @@
-"""``bench verify``: the paper's registered claims against stored results."""
+"""``bench verify``: the paper's registered claims against stored results, or (``--integrity``) every
+stored record against its own checksum."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import click
@@ -10,8 +12,16 @@ import click
 @click.option("--results", "results_dirs", required=True, multiple=True, type=click.Path(file_okay=False),
               help="A results folder (repeatable: the folders' cells are checked together).")
 @click.option("--profile", default=None, help="Profile to check (default: the only one stored).")
-def verify_command(results_dirs: tuple[str, ...], profile: str | None) -> None:
-    """Compare stored results with the paper's registered claims: held, not held, or not testable."""
+@click.option("--integrity", is_flag=True,
+              help="Check every record against its checksum instead (exit 1 if one was changed after it was written).")
+def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool) -> None:
+    """Compare stored results with the paper's registered claims: held, not held, or not testable
+    (with --integrity: check every stored record against its own checksum)."""
+    if integrity:
+        if profile is not None:
+            raise click.UsageError("--profile does not apply to --integrity")
+        _check_integrity(results_dirs)
+        return
     import pandas as pd
 
     from bench.report.claims import verify
@@ -33,3 +43,28 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None) -> None:
         click.echo(f"[{v.status:^12}] {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
     counts = {s: sum(v.status == s for v in verdicts) for s in ("held", "not held", "not testable")}
     click.echo(f"{counts['held']} held, {counts['not held']} not held, {counts['not testable']} not testable ({profile} profile)")
+
+
+def _check_integrity(results_dirs: tuple[str, ...]) -> None:
+    """One line per record whose content does not match its checksum, then a summary; exit 1 on any.
+    A record that cannot be read at all is moved aside by the store (one warning line each)."""
+    from bench.run.record import INTACT, MISMATCH, NO_CHECKSUM
+    from bench.run.store import ResultStore
+
+    stores = [ResultStore(Path(d)) for d in results_dirs]
+    on_disk = sum(1 for s in stores if s.cells_dir.is_dir() for _ in s.cells_dir.glob("*.json"))
+    stored = [r for s in stores for r in s.checked_records()]
+    if not on_disk:
+        raise click.UsageError(f"no stored results under {', '.join(results_dirs)}")
+    for r in stored:
+        if r.integrity == MISMATCH:
+            click.echo(f"changed: {r.path} does not match its checksum (edited after it was written)")
+    counts = {status: sum(r.integrity == status for r in stored) for status in (INTACT, MISMATCH, NO_CHECKSUM)}
+    damaged = on_disk - len(stored)
+    click.echo(
+        f"{len(stored)} records: {counts[INTACT]} match their checksum, {counts[MISMATCH]} do not, "
+        f"{counts[NO_CHECKSUM]} written before checksums existed (not checkable)"
+        + (f"; {damaged} unreadable, moved aside" if damaged else "")
+    )
+    if counts[MISMATCH] or damaged:
+        sys.exit(1)

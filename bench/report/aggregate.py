@@ -1,8 +1,8 @@
 """Every statistic the reports show, computed in one place from the tidy result table.
 
-The tidy table (:func:`bench.run.store.records_to_table`) has one row per (cell, metric). Here:
+The tidy table (:func:`bench.run.table.records_to_table`) has one row per (cell, metric). Here:
 
-- a *configuration* is every factor column of the table (:func:`bench.run.store.factor_columns`: the
+- a *configuration* is every factor column of the table (:func:`bench.run.table.factor_columns`: the
   cell's fields and every knob) except ``seed``; its seeds are the runs;
 - a run whose ``diverged`` metric is 1 is left out of every metric of its cell and counted;
 - the mean over runs comes with the half-width of its 95% confidence interval (Student t, n − 1
@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bench.run.store import ATTACK_KNOB_PREFIX, factor_columns
+from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 if TYPE_CHECKING:
     from pandas.api.typing import SeriesGroupBy

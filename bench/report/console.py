@@ -6,6 +6,11 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.run.cell import Cell
+from bench.run.table import factor_columns
+
+# Factors shown in their own column; every other factor column is a knob, shown as name=value.
+KNOWN = frozenset({"dataset", "victim", "cut", "defense", "profile", "protocol", "heads", "partition", "alpha", "clients",
+                   "lambda_wcc", "attack", "seeds"})
 
 SHOWN = (
     ("accuracy", "acc", "{:.4f}"),
@@ -20,7 +25,6 @@ SHOWN = (
     ("reid_accuracy", "re-ID acc", "{:.3f}"),
     ("dp_epsilon_total", "ε (δ=1e-5)", "{:.3g}"),
 )
-GROUP = ["dataset", "victim", "cut", "defense", "cr", "sigma", "tile", "width", "lambda_wcc", "attack"]
 
 
 def utility_summary(table: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
@@ -30,9 +34,10 @@ def utility_summary(table: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
     ok = ok[ok["metric"].isin([m for m, _, _ in SHOWN])]
     if ok.empty:
         return pd.DataFrame()
-    wide = ok.groupby(GROUP + ["seed", "metric"], dropna=False)["value"].mean().unstack("metric").reset_index()
-    seeds = wide.groupby(GROUP, dropna=False)["seed"].nunique().rename("seeds")
-    means = wide.drop(columns="seed").groupby(GROUP, dropna=False).mean(numeric_only=True)
+    group = [c for c in factor_columns(ok) if c != "seed" and ok[c].notna().any()]
+    wide = ok.groupby(group + ["seed", "metric"], dropna=False)["value"].mean().unstack("metric").reset_index()
+    seeds = wide.groupby(group, dropna=False)["seed"].nunique().rename("seeds")
+    means = wide.drop(columns="seed").groupby(group, dropna=False).mean(numeric_only=True)
     return means.join(seeds).reset_index()
 
 
@@ -41,15 +46,16 @@ def print_utility_table(table: pd.DataFrame, cells: list[Cell]) -> None:
     if summary.empty:
         return
     out = Table(title="results (mean over seeds)")
-    for name in ("dataset", "defense", "cr", "λ_wcc", "attack", "seeds"):
+    knobs = [c for c in summary.columns if c not in KNOWN and c not in {m for m, _, _ in SHOWN}]
+    for name in ("dataset", "defense", "knobs", "λ_wcc", "attack", "seeds"):
         out.add_column(name, no_wrap=True, min_width=16 if name == "defense" else None)
     shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns and summary[m].notna().any()]
     for _, header, _ in shown:
         out.add_column(header, justify="right")
     for row in summary.itertuples(index=False):
         r = row._asdict()
-        cr = "-" if pd.isna(r["cr"]) else f"{r['cr']:g}"
-        cells_ = [r["dataset"], r["defense"], cr, f"{r['lambda_wcc']:g}", r["attack"], str(r["seeds"])]
+        set_ = [f"{k}={r[k]:g}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in knobs if not pd.isna(r[k])]
+        cells_ = [r["dataset"], r["defense"], " ".join(set_) or "-", f"{r['lambda_wcc']:g}", r["attack"], str(r["seeds"])]
         cells_ += ["—" if pd.isna(r[m]) else f.format(r[m]) for m, _, f in shown]
         out.add_row(*cells_)
     Console(width=max(Console().width, 150)).print(out)

@@ -4,7 +4,7 @@ from __future__ import annotations
 import pandas as pd
 
 from bench.run.cell import Cell
-from bench.run.store import ATTACK_KNOB_PREFIX, factor_columns
+from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 STANDARD_BASELINES = ("raw", "lightsplit-f", "topk", "learned-1x1")
 STANDARD_ATTACKS = ("decoder-ref",)

@@ -24,7 +24,7 @@ from bench.report.labels import (
     metric_label,
     number,
 )
-from bench.run.store import ATTACK_KNOB_PREFIX
+from bench.run.table import ATTACK_KNOB_PREFIX
 
 ABS, REL, POINTS, ABS_REL, ABS_RATIO, PCT_OF_RAW = "abs", "rel", "points", "abs+rel", "abs+ratio", "pct-of-raw"
 DASH = "—"

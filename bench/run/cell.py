@@ -116,7 +116,7 @@ class Cell:
 
     @staticmethod
     def factor_names() -> list[str]:
-        """The cell's own factors, in table order (knob columns follow, see :mod:`bench.run.store`)."""
+        """The cell's own factors, in table order (knob columns follow, see :mod:`bench.run.table`)."""
         names = [f.name for f in fields(Cell) if f.name not in ("defense_knobs", "attack_knobs", "lambda_wcc", "attack")]
         return names + list(ID_KNOB_SLOTS) + ["lambda_wcc", "attack"]
 

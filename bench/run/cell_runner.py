@@ -15,7 +15,7 @@ from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
 from bench.run.grid import resolved_knobs
 from bench.run.provenance import environment
-from bench.run.store import FAILED, OK, CellRecord
+from bench.run.record import FAILED, OK, CellRecord
 from bench.run.training import train_victim
 
 

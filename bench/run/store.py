@@ -2,83 +2,31 @@
 
 Layout under the output folder::
 
-    cells/<cell_id>.json    one record per cell (status, rows, provenance, traceback if failed)
+    cells/<cell_id>.json    one record per cell (status, rows, provenance, traceback if failed,
+                            checksum of its own content)
+    cells/quarantine/       records that could not be read, moved aside (their cells run again)
     results.parquet         every record's rows, one row per (cell, metric)
     results.csv             the same table as CSV
+    .lock                   held by the one run writing to the folder
 """
 from __future__ import annotations
 
 import json
-import math
 import os
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from bench.run.cell import Cell
+from bench.run.record import CHECKSUM, OK, CellRecord, InvalidRecordError, content_checksum, integrity_of
+from bench.run.store_lock import StoreLock
+from bench.run.table import records_to_table
+from bench.run.warn import warn
 
 if TYPE_CHECKING:  # pandas is imported where a table is built: a stored grid's rerun skips it
     import pandas as pd
-
-OK, FAILED = "ok", "failed"
-ATTACK_KNOB_PREFIX = "attack_"
-
-
-@dataclass
-class CellRecord:
-    """Everything stored about one cell."""
-
-    cell: Cell
-    status: str
-    metrics: dict[str, float | None] = field(default_factory=dict)
-    notes: dict[str, str] = field(default_factory=dict)
-    provenance: dict[str, str] = field(default_factory=dict)
-    wall_seconds: float = 0.0
-    error: str | None = None
-    knobs: dict[str, dict[str, object]] = field(default_factory=dict)
-    threat_model: str | None = None
-
-    def to_json(self) -> dict:
-        return {
-            "cell_id": self.cell.id,
-            "victim_key": self.cell.victim_key,
-            "cell": self.cell.as_dict(),
-            "status": self.status,
-            "metrics": {k: (None if v is None or (isinstance(v, float) and math.isnan(v)) else v) for k, v in self.metrics.items()},
-            "notes": self.notes,
-            "provenance": self.provenance,
-            "wall_seconds": self.wall_seconds,
-            "error": self.error,
-            "knobs": self.knobs,
-            "threat_model": self.threat_model,
-        }
-
-    @staticmethod
-    def from_json(data: dict) -> "CellRecord":
-        cell = Cell.from_dict(data["cell"])
-        return CellRecord(
-            cell=cell,
-            status=data["status"],
-            metrics=data.get("metrics", {}),
-            notes=data.get("notes", {}),
-            provenance=data.get("provenance", {}),
-            wall_seconds=data.get("wall_seconds", 0.0),
-            error=data.get("error"),
-            knobs=data["knobs"] if "knobs" in data else _knobs_before_knobs_existed(cell),
-            threat_model=data.get("threat_model"),
-        )
-
-
-def _knobs_before_knobs_existed(cell: Cell) -> dict[str, dict[str, object]]:
-    """Records written before knobs existed ran every attack at its profile's budget (budget 1)."""
-    return {"defense": cell.defense_params(), "attack": {"budget": 1.0} if cell.attack != "none" else {}}
-
-
-def knob_columns(knobs: dict[str, dict[str, object]]) -> dict[str, object]:
-    """Table columns of a record's resolved knobs: a defense knob under its name, an attack knob
-    under ``attack_<name>`` (so a victim's own metrics can drop every attack setting)."""
-    return {**knobs.get("defense", {}), **{f"{ATTACK_KNOB_PREFIX}{k}": v for k, v in knobs.get("attack", {}).items()}}
 
 
 def atomic_write_text(path: Path, text: str) -> None:
@@ -96,21 +44,61 @@ def atomic_write_text(path: Path, text: str) -> None:
         raise
 
 
+@dataclass
+class StoredRecord:
+    """A record as read from its file, with its :func:`integrity_of`."""
+
+    path: Path
+    record: CellRecord
+    integrity: str
+
+
 class ResultStore:
-    """Per-cell records under ``root/cells`` and the collected table."""
+    """Per-cell records under ``root/cells`` and the collected table.
+
+    A record file that cannot be read as a record (cut short, not JSON, not a record) is moved to
+    ``cells/quarantine/`` with one warning line, and its cell counts as not stored.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.cells_dir = self.root / "cells"
+        self.quarantine_dir = self.cells_dir / "quarantine"
 
     def path_of(self, cell: Cell) -> Path:
         return self.cells_dir / f"{cell.id}.json"
 
     def load(self, cell: Cell) -> CellRecord | None:
-        path = self.path_of(cell)
-        if not path.exists():
+        stored = self._read(self.path_of(cell))
+        return stored.record if stored else None
+
+    def _read(self, path: Path) -> StoredRecord | None:
+        """The record at ``path``; None if there is none or it was damaged (then moved aside)."""
+        try:
+            data = json.loads(path.read_bytes())
+            return StoredRecord(path, CellRecord.from_json(data), integrity_of(data))
+        except FileNotFoundError:
             return None
-        return CellRecord.from_json(json.loads(path.read_text()))
+        except json.JSONDecodeError as err:
+            self._quarantine(path, f"not valid JSON: {err}")
+        except UnicodeDecodeError:
+            self._quarantine(path, "not text")
+        except (InvalidRecordError, RecursionError) as err:
+            self._quarantine(path, f"not a cell record: {err}")
+        return None
+
+    def _quarantine(self, path: Path, why: str) -> None:
+        stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
+        target = self.quarantine_dir / f"{path.stem}.{stamp}.json"
+        try:
+            self.quarantine_dir.mkdir(parents=True, exist_ok=True)
+            os.replace(path, target)
+        except FileNotFoundError:  # another reader moved it first
+            return
+        except OSError as err:
+            warn(f"cell record {path} is unreadable ({why}) and could not be moved aside ({err}); its cell counts as not stored")
+            return
+        warn(f"cell record {path} is unreadable ({why}); moved to {target}, its cell counts as not stored")
 
     def is_done(self, cell: Cell) -> bool:
         """A cell counts as done only with a successful record; failed cells are retried."""
@@ -118,12 +106,23 @@ class ResultStore:
         return record is not None and record.status == OK
 
     def write(self, record: CellRecord) -> None:
-        atomic_write_text(self.path_of(record.cell), json.dumps(record.to_json(), indent=1, sort_keys=True))
+        """Store ``record`` with the checksum of its content."""
+        data = json.loads(json.dumps(record.to_json()))  # the checksum covers the content as it reads back
+        data[CHECKSUM] = content_checksum(data)
+        atomic_write_text(self.path_of(record.cell), json.dumps(data, indent=1, sort_keys=True))
 
-    def records(self) -> list[CellRecord]:
+    def checked_records(self) -> list[StoredRecord]:
+        """Every readable record with its integrity (damaged files are moved aside and left out)."""
         if not self.cells_dir.exists():
             return []
-        return [CellRecord.from_json(json.loads(p.read_text())) for p in sorted(self.cells_dir.glob("*.json"))]
+        return [s for s in map(self._read, sorted(self.cells_dir.glob("*.json"))) if s is not None]
+
+    def records(self) -> list[CellRecord]:
+        return [s.record for s in self.checked_records()]
+
+    def lock(self) -> StoreLock:
+        """The folder's run lock (a context manager; see :class:`StoreLock`)."""
+        return StoreLock(self.root)
 
     def table(self) -> pd.DataFrame:
         """The tidy table: one row per (cell, metric); a failed cell is one row with its error."""
@@ -165,63 +164,3 @@ def _to_parquet(table: pd.DataFrame, path: str) -> None:
 
 def _to_csv(table: pd.DataFrame, path: str) -> None:
     table.to_csv(path, index=False)
-
-
-COLUMNS = Cell.factor_names() + [
-    "cell_id", "victim_key", "raw_cell_id", "threat_model", "metric", "value", "note", "status", "error", "wall_seconds",
-]
-# Columns of the tidy table that are not factors of the experiment: ids, the measurement and its
-# status, and the provenance of the run (library versions, machine, code version).
-NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {"python", "machine", "torch_threads", "code_version"}
-
-
-def factor_columns(table: pd.DataFrame) -> list[str]:
-    """The columns of ``table`` that describe the experiment: the cell's factors and every knob."""
-    return [c for c in table.columns if c not in NOT_FACTORS and not c.startswith("version_")]
-
-
-def _threat_model_of(attack: str) -> str:
-    """For records written before the threat model was recorded: the registered attack's."""
-    if attack == "none":
-        return "none"
-    from attacks import ATTACKS
-
-    return ATTACKS.get(attack).threat_model.value if attack in ATTACKS else "unknown"
-
-
-def with_threat_models(table: pd.DataFrame) -> pd.DataFrame:
-    """A table collected before rows recorded the attack's threat model, with the column added."""
-    if "threat_model" in table or table.empty:
-        return table
-    return table.assign(threat_model=table["attack"].map(_threat_model_of))
-
-
-def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
-    import pandas as pd
-
-    rows = []
-    for rec in records:
-        base = {
-            **{name: getattr(rec.cell, name, None) for name in Cell.factor_names()},
-            **knob_columns({"defense": rec.cell.defense_params(), "attack": rec.cell.attack_params()}),
-            **knob_columns(rec.knobs),
-            "cell_id": rec.cell.id, "victim_key": rec.cell.victim_key, "raw_cell_id": rec.cell.matched_raw().id,
-            "threat_model": rec.threat_model or _threat_model_of(rec.cell.attack),
-        }
-        common = {"status": rec.status, "wall_seconds": rec.wall_seconds, **rec.provenance}
-        if rec.status != OK:
-            rows.append({**base, "metric": None, "value": float("nan"), "error": rec.error, **common})
-            continue
-        for metric, value in rec.metrics.items():
-            rows.append({
-                **base, "metric": metric, "value": float("nan") if value is None else float(value),
-                "note": rec.notes.get(metric), **common,
-            })
-    table = pd.DataFrame(rows)
-    if table.empty:
-        return pd.DataFrame(columns=COLUMNS)
-    for column in COLUMNS:
-        if column not in table.columns:
-            table[column] = None
-    ordered = [c for c in COLUMNS if c in table.columns]
-    return table[ordered + [c for c in table.columns if c not in ordered]]

@@ -1,23 +1,24 @@
-"""Train the victim of a cell (or load it from the cache keyed by the victim part of the cell)."""
+"""Train the victim of a cell (or load it from the cache keyed by the victim part of the cell and
+the code that shapes a victim)."""
 from __future__ import annotations
 
-import os
 import random
-import tempfile
 import time
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Iterator
+from typing import TYPE_CHECKING
 
 import numpy as np
 import torch
 from torch import Tensor
 
+from bench.data.splits import CarvedData, partition
+from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
-from bench.data.splits import CarvedData, partition
+from bench.run.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
 from bench.run.engine import SplitModel, SplitTrainer, accuracy
-from bench.profiles import Profile
 from defenses import build_defense
 from victims import VICTIMS
 
@@ -89,8 +90,9 @@ def train_victim(
 ) -> TrainedVictim:
     """Train the cell's victim under its defense and measure utility and bytes on the wire.
 
-    A cached victim (same ``cell.victim_key``) is loaded instead of retrained, unless observers
-    must watch the training run. Observers do not change the run, so its victim is cached; a run
+    A cached victim (same ``cell.victim_key``, same code: :func:`checkpoint_path`) is loaded instead
+    of retrained, unless observers must watch the training run; a checkpoint that does not load is
+    deleted and the victim retrained. Observers do not change the run, so its victim is cached; a run
     with an active (malicious) server or a non-default length is neither read from nor written to
     the cache.
 
@@ -101,16 +103,13 @@ def train_victim(
     if active is not None or epochs is not None:
         cache_dir = None
     epochs = profile.epochs if epochs is None else epochs
-    cache_file = cache_dir / f"{cell.victim_key}.pt" if cache_dir else None
-    seed_everything(cell.seed)
-    model = build_model(cell, data)
-    client_indices = partition(
-        data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed
-    )
+    model, client_indices = _fresh_model(cell, data)
+    cache_file = checkpoint_path(cell, model, cache_dir) if cache_dir else None
     if cache_file is not None and cache_file.exists() and not observers:
-        saved = torch.load(cache_file, weights_only=False)
-        model.load_state_dict(saved["state"])
-        return TrainedVictim(model, saved["metrics"], client_indices, from_cache=True)
+        metrics = load_checkpoint(cache_file, model)
+        if metrics is not None:
+            return TrainedVictim(model, metrics, client_indices, from_cache=True)
+        model, client_indices = _fresh_model(cell, data)  # a failed load may have half-filled the model
 
     trainer = SplitTrainer(
         model=model, lr=profile.lr, lambda_wcc=cell.lambda_wcc, observers=observers, active=active
@@ -140,18 +139,11 @@ def train_victim(
         **model.defense.accounting(epochs=epochs),
     }
     if cache_file is not None:
-        _atomic_torch_save({"state": model.state_dict(), "metrics": metrics, "cell": cell.as_dict()}, cache_file)
+        save_checkpoint(cache_file, model=model, metrics=metrics, cell=cell)
     return TrainedVictim(model, metrics, client_indices)
 
 
-def _atomic_torch_save(obj: dict, path: Path) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
-    os.close(fd)
-    try:
-        torch.save(obj, tmp)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
+def _fresh_model(cell: Cell, data: CarvedData) -> tuple[SplitModel, list[Tensor]]:
+    seed_everything(cell.seed)
+    model = build_model(cell, data)
+    return model, partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)

@@ -43,6 +43,7 @@ def _rerun(capsys, out) -> tuple[str, str]:
     assert code == 0, stderr
     assert "Traceback" not in stdout + stderr
     assert json.loads(_record(out).read_text())["status"] == "ok"
+    assert not (out / ".lock").exists()
     return stdout, stderr
 
 
