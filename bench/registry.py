@@ -31,12 +31,13 @@ class Registry(Generic[T]):
     """A registry of named factories of one kind (defense, attack, victim, dataset).
 
     Args:
-        kind: what the registry holds, used in error messages and as the entry-point group
-            ``splitbench.<kind>s``.
+        kind: what the registry holds, used in error messages.
+        group: the entry-point group packages register under (default ``splitbench.<kind>s``).
     """
 
-    def __init__(self, kind: str) -> None:
+    def __init__(self, kind: str, *, group: str | None = None) -> None:
         self.kind = kind
+        self.group = group or f"splitbench.{kind}s"
         self._items: dict[str, T] = {}
         self._entry_points_loaded = False
 
@@ -74,7 +75,7 @@ class Registry(Generic[T]):
         if self._entry_points_loaded:
             return
         self._entry_points_loaded = True
-        for ep in entry_points(group=f"splitbench.{self.kind}s"):
+        for ep in entry_points(group=self.group):
             obj = ep.load()
             if ep.name not in self._items:
                 self._items[ep.name] = obj

@@ -133,4 +133,4 @@ def require_cr(cr: float | None, d: int, name: str) -> int:
 
 
 DEFENSES: Registry[type[Defense]] = Registry("defense")
-PAYLOAD_TRANSFORMS: Registry[type[PayloadTransform]] = Registry("payload transform")
+PAYLOAD_TRANSFORMS: Registry[type[PayloadTransform]] = Registry("payload transform", group="splitbench.payload_transforms")

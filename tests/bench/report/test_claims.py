@@ -1,5 +1,5 @@
-from bench.run.cell import Cell
 from bench.report.claims import HELD, NOT_HELD, NOT_TESTABLE, Claim, Selector, verify
+from bench.run.cell import Cell
 from bench.run.store import CellRecord, records_to_table
 
 BASE = dict(dataset="mnist", victim="mnistnet", cut="split-2", profile="cpu")

@@ -1,0 +1,106 @@
+"""``bench verify``: the registered claims against a folder of stored cell records."""
+from pathlib import Path
+
+import pytest
+
+from bench.run.cell import Cell
+from bench.run.store import OK, CellRecord, ResultStore
+from tests.bench.cli.runner import run_cli
+
+BASE = dict(dataset="mnist", victim="mnistnet", cut="split-2")
+
+
+def record(defense: str, seed: int, metrics: dict, *, attack: str = "none", profile: str = "cpu",
+           lambda_wcc: float = 0.0, **knobs) -> CellRecord:
+    cell = Cell(defense=defense, seed=seed, attack=attack, profile=profile, lambda_wcc=lambda_wcc,
+                defense_knobs=knobs, **BASE)
+    return CellRecord(cell, OK, metrics=metrics)
+
+
+def write(root: Path, records: list[CellRecord]) -> Path:
+    store = ResultStore(root)
+    for r in records:
+        store.write(r)
+    return root
+
+
+@pytest.fixture()
+def results(tmp_path) -> Path:
+    """Cells that decide three claims (two held, one not held); every other claim lacks cells."""
+    return write(tmp_path / "results", [
+        # SDAR SSIM at CR 8: LightSplit-F (0.2 + 0.4)/2 = 0.3 < top-K (0.5 + 0.5)/2 = 0.5 → held
+        record("lightsplit-f", 0, {"ssim": 0.2}, attack="sdar", cr=8.0),
+        record("lightsplit-f", 1, {"ssim": 0.4}, attack="sdar", cr=8.0),
+        record("topk", 0, {"ssim": 0.5}, attack="sdar", cr=8.0),
+        record("topk", 1, {"ssim": 0.5}, attack="sdar", cr=8.0),
+        # FORA SSIM at CR 8: LightSplit-F 0.6 is not below top-K 0.5 → not held
+        record("lightsplit-f", 0, {"ssim": 0.6}, attack="fora", cr=8.0),
+        record("topk", 0, {"ssim": 0.5}, attack="fora", cr=8.0),
+        # DP accuracy 0.88 > 0.96 × raw 0.90 = 0.864 → held
+        record("raw", 0, {"accuracy": 0.90}),
+        record("raw+dp", 0, {"accuracy": 0.88}, sigma=0.02),
+        # a stored cell without the claim's metric: not testable, and said so
+        record("lightsplit-f", 0, {"ssim": 0.1}, attack="sdar", cr=8.0, lambda_wcc=1e-3),
+    ])
+
+
+def test_verify_prints_one_line_per_claim_and_the_counts(capsys, results):
+    from bench.report.claims import CLAIMS
+
+    code, out, err = run_cli(capsys, ["verify", "--results", str(results)])
+    lines = out.splitlines()
+    assert code == 0, err
+    cpu_claims = [c for c in CLAIMS if "cpu" in c.profiles]
+    assert len(lines) == len(cpu_claims) + 1
+    assert lines[-1] == f"2 held, 1 not held, {len(cpu_claims) - 3} not testable (cpu profile)"
+    assert ("[    held    ] sdar-ssim-lsf-below-topk-cr8 (Table II): sdar: LightSplit-F lowers SSIM more than topk "
+            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 (n=2) < topk CR 8 / sdar 0.5000 (n=2)") in lines
+    assert ("[  not held  ] fora-ssim-lsf-below-topk-cr8 (Table II): fora: LightSplit-F lowers SSIM more than topk "
+            "at CR 8 — ssim: lightsplit-f CR 8 / fora 0.6000 (n=1) < topk CR 8 / fora 0.5000 (n=1)") in lines
+    assert any(line.startswith("[    held    ] utility-dp-keeps-96pct ") and line.endswith(
+        "accuracy: raw+dp σ 0.02 0.8800 (n=1) > 0.96×raw 0.8640 (n=1)") for line in lines)
+    wcc = next(line for line in lines if " sdar-wcc0.001-raises-lpips " in line)
+    assert wcc.startswith("[not testable]")
+    assert wcc.endswith("no finite lpips in the stored lightsplit-f CR 8 λ 0.001 / sdar cells")
+    absent = next(line for line in lines if " fsha-lsf-below-raw " in line)
+    assert absent.startswith("[not testable]") and absent.endswith("no stored lightsplit-f CR 8 / fsha cells")
+    assert sum(line.startswith("[not testable]") for line in lines) == len(cpu_claims) - 3
+
+
+def test_verify_reads_several_folders_together(capsys, results, tmp_path):
+    """Top-K's FORA cell in a second folder: the claim is decided only with both."""
+    first = write(tmp_path / "first", [record("lightsplit-f", 0, {"ssim": 0.4}, attack="fora", cr=8.0)])
+    second = write(tmp_path / "second", [record("topk", 0, {"ssim": 0.5}, attack="fora", cr=8.0)])
+    _, alone, _ = run_cli(capsys, ["verify", "--results", str(first)])
+    code, both, _ = run_cli(capsys, ["verify", "--results", str(first), "--results", str(second)])
+    assert code == 0
+    assert any(line.startswith("[not testable] fora-ssim-lsf-below-topk-cr8 ") for line in alone.splitlines())
+    assert any(line.startswith("[    held    ] fora-ssim-lsf-below-topk-cr8 ") for line in both.splitlines())
+
+
+def test_paper_profile_adds_the_value_claims(capsys, tmp_path):
+    root = write(tmp_path / "paper", [record("raw", s, {"ssim": v}, attack="sdar", profile="paper")
+                                      for s, v in enumerate((0.80, 0.84))])
+    # the value claim: SDAR on raw, but on CIFAR-10 only; these MNIST cells do not count
+    code, out, _ = run_cli(capsys, ["verify", "--results", str(root)])
+    assert code == 0
+    line = next(line for line in out.splitlines() if " sdar-raw-l4-ssim " in line)
+    assert line.startswith("[not testable]") and out.splitlines()[-1].endswith("(paper profile)")
+    cifar = write(tmp_path / "cifar", [CellRecord(Cell(dataset="cifar10", victim="resnet18", cut="l4", defense="raw",
+                                                       profile="paper", seed=0, attack="sdar"), OK, {"ssim": 0.86})])
+    _, out, _ = run_cli(capsys, ["verify", "--results", str(cifar)])
+    line = next(line for line in out.splitlines() if " sdar-raw-l4-ssim " in line)
+    assert line.startswith("[    held    ]") and line.endswith("ssim 0.8600 (n=1) vs paper 0.83 ± 0.05")
+
+
+def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):
+    code, _, err = run_cli(capsys, ["verify", "--results", str(tmp_path / "empty")])
+    assert code == 2 and "no stored results under" in err
+    code, _, err = run_cli(capsys, ["verify", "--results", str(results), "--profile", "paper"])
+    assert code == 2 and "no results of profile 'paper'" in err
+    mixed = write(tmp_path / "mixed", [record("raw", 0, {"accuracy": 0.9}, profile="smoke"),
+                                       record("raw", 0, {"accuracy": 0.9}, profile="cpu")])
+    code, _, err = run_cli(capsys, ["verify", "--results", str(mixed)])
+    assert code == 2 and "results hold profiles cpu, smoke; pick one with --profile" in err
+    code, out, _ = run_cli(capsys, ["verify", "--results", str(mixed), "--profile", "smoke"])
+    assert code == 0 and out.splitlines()[-1] == "0 held, 0 not held, 0 not testable (smoke profile)"
