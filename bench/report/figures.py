@@ -32,7 +32,6 @@ from bench.report.labels import (  # noqa: E402
 )
 
 Skip = Callable[[str], None]
-ATTACK_PREFERENCE = ("sdar", "fora", "decoder-ref", "decoder", "unsplit", "fsha")
 # Factors that split a figure into panels when they vary (CR, λ and the defense are drawn inside).
 PANEL_FIELDS = ("dataset", "victim", "cut", "protocol", "heads", "partition", "alpha", "clients")
 
@@ -201,13 +200,23 @@ def fig6_grids(table: pd.DataFrame, results_dir: Path, out_dir: Path, *, attacks
 
 
 def pick_attack(table: pd.DataFrame, metric: str, attack: str | None = None) -> str | None:
-    """The attack to plot ``metric`` of: ``attack`` if it has finite values, else the paper's preference."""
+    """The attack to plot ``metric`` of: ``attack`` if it has finite values; else, among the attacks
+    stored for the most configurations, the strongest one: whose mean ``metric`` on the undefended
+    (raw) cells leaks most (on all its cells where it has no raw cell; ties by name)."""
     rows = ok_rows(table)
     rows = rows[(rows["metric"] == metric) & np.isfinite(rows["value"]) & (rows["attack"] != "none")]
     have = set(rows["attack"])
     if attack is not None:
         return attack if attack in have else None
-    return next((a for a in ATTACK_PREFERENCE if a in have), min(have) if have else None)
+    if not have:
+        return None
+    fields = [f for f in config_fields(rows) if f != "attack"]
+    coverage = rows.drop_duplicates(["attack", *fields]).groupby("attack").size()
+    raw = rows[rows["defense"] == "raw"]
+    leakage = -PRIVACY_DIRECTION.get(metric, 1)  # +1: a larger value leaks more
+    strength = {a: leakage * (raw if (raw["attack"] == a).any() else rows).query("attack == @a")["value"].mean()
+                for a in have}
+    return max(sorted(have), key=lambda a: (coverage[a], strength[a]))
 
 
 def fig15a_cr_sweep(table: pd.DataFrame, out_dir: Path, *, attack: str | None = None, metric: str = "ssim",

@@ -63,3 +63,21 @@ def test_absent_data_skips_with_a_message(tidy, tmp_path):
     assert figures.fig4_utility(tidy[tidy["defense"] == "raw"], tmp_path, on_skip=messages.append) == []
     assert len(messages) == 3 and all(m.startswith("fig ") for m in messages)
     assert not list(tmp_path.iterdir())
+
+
+def test_the_default_attack_is_the_one_that_leaks_most_on_raw():
+    import pandas as pd
+
+    from bench.report.figures import pick_attack
+
+    rows = []
+    for attack, ssim, mse in (("weak", 0.3, 0.09), ("strong", 0.8, 0.02)):
+        for defense, shift in (("raw", 0.0), ("lightsplit-f", -0.2)):
+            for metric, value in (("ssim", ssim + shift), ("mse", mse - shift / 10)):
+                rows.append({"cell_id": f"{attack}-{defense}", "attack": attack, "defense": defense, "metric": metric,
+                             "value": value, "status": "ok", "seed": 0, "profile": "smoke", "note": None})
+    table = pd.DataFrame(rows)
+    assert pick_attack(table, "ssim") == "strong"  # higher SSIM leaks more
+    assert pick_attack(table, "mse") == "strong"  # lower MSE leaks more
+    assert pick_attack(table, "ssim", "weak") == "weak"  # an explicit choice stands
+    assert pick_attack(table, "lpips") is None
