@@ -218,12 +218,13 @@ class SDAR(CotrainAttack):
     # ---- co-training ------------------------------------------------------------------------------
     def on_step(self, view: StepView) -> None:
         """SDAR iterations on the step the server just saw: one per step at budget 1 (as released),
-        ``budget`` per step on average otherwise (every other step at 0.5, four per step at 4)."""
+        ``budget`` per step on average otherwise (every other step at 0.5, four per step at 4), and
+        always on the first step."""
         if view.server is None:
             raise ValueError("sdar: the cut view carries no server modules")
         self.steps_seen += 1
-        due = math.floor(self.steps_seen * self.budget_scale + 1e-9) - math.floor((self.steps_seen - 1) * self.budget_scale + 1e-9)
-        for _ in range(due):
+        target = max(1, math.floor(self.steps_seen * self.budget_scale + 1e-9))  # at least one iteration
+        for _ in range(target - len(self.history["ms"])):
             started, cpu_started = time.perf_counter(), time.process_time()
             step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
             with torch.random.fork_rng(devices=[]):
