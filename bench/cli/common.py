@@ -3,10 +3,14 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
-from bench.run.grid import GridError, GridSpec, expand
+from bench.errors import GridError
+
+if TYPE_CHECKING:
+    from bench.run.grid import GridSpec
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, paths: tuple[str, ...]) -> None:
@@ -92,6 +96,7 @@ def execute_grid(spec: GridSpec, data_root: Path, out: Path, *, download: bool, 
     from attacks import ATTACKS
     from bench.data.root import MissingDataError
     from bench.run.cell_runner import RunContext
+    from bench.run.grid import expand
     from bench.run.store import ResultStore
 
     cells = expand(spec)

@@ -6,7 +6,6 @@ from pathlib import Path
 import click
 
 from bench.cli.common import execute_grid, finish, knob_options, knob_values, plugin_option, split_list
-from bench.run.grid import GridSpec
 
 
 @click.command("compare")
@@ -27,6 +26,7 @@ def compare_command(**opts) -> None:
     built-in results, and write a leaderboard and a Pareto plot."""
     from bench.data.autodetect import resolve_datasets
     from bench.report.leaderboard import STANDARD_BASELINES, leaderboard, to_markdown
+    from bench.run.grid import GridSpec
     from bench.run.store import atomic_write_text
 
     new = split_list(str, opts["defense"], "--defense")

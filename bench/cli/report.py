@@ -20,25 +20,29 @@ FIGURE_NAMES = ("4", "5", "6", "15a", "pareto")
 
 
 def load_results(results: Path) -> pd.DataFrame:
-    """The tidy table stored under ``results`` (read only).
+    """The tidy table stored under ``results`` (read only): ``results.parquet`` (else ``results.csv``)
+    when it is newer than every cell record, else the records under ``cells/``, collected in memory.
 
     Raises:
         click.BadParameter: the folder holds no stored results.
     """
     import pandas as pd
 
+    from bench.run.store import ResultStore
     from bench.run.table import with_threat_models
 
     results = Path(results)
-    if (results / "results.parquet").exists():
-        return with_threat_models(pd.read_parquet(results / "results.parquet"))
-    if (results / "results.csv").exists():
-        return with_threat_models(pd.read_csv(results / "results.csv"))
-    if any((results / "cells").glob("*.json")):
+    store = ResultStore(results)
+    has_records = any(store.cells_dir.glob("*.json")) if store.cells_dir.is_dir() else False
+    if not has_records or store.table_is_current():
+        if (results / "results.parquet").exists():
+            return with_threat_models(pd.read_parquet(results / "results.parquet"))
+        if (results / "results.csv").exists():
+            return with_threat_models(pd.read_csv(results / "results.csv"))
+    if has_records:
         from bench.run.derived import add_derived_metrics
-        from bench.run.store import ResultStore
 
-        return add_derived_metrics(ResultStore(results).table())
+        return add_derived_metrics(store.table())
     raise click.BadParameter(f"no results in {results} (no results.parquet, results.csv or cells/*.json)",
                              param_hint="--results")
 

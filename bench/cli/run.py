@@ -6,7 +6,6 @@ from pathlib import Path
 import click
 
 from bench.cli.common import execute_grid, finish, knob_options, knob_values, make_executor, plugin_option, split_list
-from bench.run.grid import GridSpec
 
 
 @click.command("run")
@@ -35,6 +34,7 @@ from bench.run.grid import GridSpec
 def run_command(**opts) -> None:
     """Train every cell of the grid and store one record per cell."""
     from bench.data.autodetect import resolve_datasets
+    from bench.run.grid import GridSpec
 
     data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
     spec = GridSpec(

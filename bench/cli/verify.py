@@ -24,10 +24,10 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         return
     import pandas as pd
 
+    from bench.cli.report import load_results
     from bench.report.claims import verify
-    from bench.run.store import ResultStore
 
-    tables = [ResultStore(Path(d)).table() for d in results_dirs]
+    tables = [load_results(Path(d)) for d in results_dirs]
     table = pd.concat([t for t in tables if not t.empty], ignore_index=True) if any(not t.empty for t in tables) else tables[0]
     if table.empty:
         raise click.UsageError(f"no stored results under {', '.join(results_dirs)}")

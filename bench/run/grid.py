@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.errors import GridError
 from bench.knobs import Knob, KnobError
 from bench.profiles import PROFILES
 from bench.registry import RegistryError
@@ -26,10 +27,6 @@ DEFAULT_VICTIM = {
     "har": "har-mlp",
 }
 PARTITIONS = ("iid", "dirichlet")
-
-
-class GridError(ValueError):
-    """An invalid grid choice; its message is one line naming the problem."""
 
 
 @dataclass(frozen=True)

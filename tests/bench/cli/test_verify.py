@@ -95,7 +95,7 @@ def test_paper_profile_adds_the_value_claims(capsys, tmp_path):
 
 def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):
     code, _, err = run_cli(capsys, ["verify", "--results", str(tmp_path / "empty")])
-    assert code == 2 and "no stored results under" in err
+    assert code == 2 and "no results in" in err
     code, _, err = run_cli(capsys, ["verify", "--results", str(results), "--profile", "paper"])
     assert code == 2 and "no results of profile 'paper'" in err
     mixed = write(tmp_path / "mixed", [record("raw", 0, {"accuracy": 0.9}, profile="smoke"),
