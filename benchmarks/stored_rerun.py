@@ -1,4 +1,5 @@
-"""Rerunning a grid whose cells are all stored: wall time of the whole command, beside ``import torch``.
+"""Start-up: rerunning a grid whose cells are all stored, ``bench list`` and ``bench report`` on the
+stored grid, each beside a bare ``python -c "import torch"`` timed in the same run (interleaved).
 
 A stored grid is rebuilt here (smoke profile on sklearn digits, so it needs no data root), then
 ``bench run`` is repeated on it, interleaved with a bare ``python -c "import torch"``, so the two
@@ -22,7 +23,8 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-BENCH = [sys.executable, "-c", "from bench.cli import main; main()", "run", "--quiet"]
+CLI = [sys.executable, "-c", "from bench.cli import main; main()"]
+BENCH = [*CLI, "run", "--quiet"]
 SMOKE_GRID = ["--dataset", "digits", "--profile", "smoke", "--seeds", "0,1,2", "--defense", "raw,lightsplit-f,topk",
               "--cr", "8,16", "--attack", "none,decoder-ref"]
 
@@ -49,14 +51,22 @@ def main() -> None:
             subprocess.run([*BENCH, *grid, "--out", str(out)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
         stored = len(list((out / "cells").glob("*.json")))
         subprocess.run([*BENCH, *grid, "--out", str(out)], cwd=ROOT, check=True, stdout=subprocess.DEVNULL)
-        rerun, torch_import = [], []
+        commands = {
+            "import torch": [sys.executable, "-c", "import torch"],
+            "bench run (stored)": [*BENCH, *grid, "--out", str(out)],
+            "bench list": [*CLI, "list"],
+            "bench report": [*CLI, "report", "--results", str(out), "--table", "II,III"],
+        }
+        times: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.repeats):
-            rerun.append(timed([*BENCH, *grid, "--out", str(out)]))
-            torch_import.append(timed([sys.executable, "-c", "import torch"]))
-    r, t = statistics.median(rerun), statistics.median(torch_import)
-    print(f"stored grid of {stored} cells, median of {args.repeats}: `bench run` {r:.2f} s (target <= 5 s), "
-          f"`import torch` {t:.2f} s, rerun / import torch = {r / t:.2f}")
-    print("  runs: " + ", ".join(f"{x:.2f}" for x in rerun) + " s; import torch: " + ", ".join(f"{x:.2f}" for x in torch_import) + " s")
+            for name, command in commands.items():
+                times[name].append(timed(command))
+    base = statistics.median(times["import torch"])
+    print(f"stored grid of {stored} cells, median of {args.repeats} interleaved runs; `import torch` {base:.2f} s")
+    for name, runs in times.items():
+        median = statistics.median(runs)
+        print(f"  {name:<20} {median:5.2f} s = {median / base:.2f} × import torch   (runs: "
+              + ", ".join(f"{x:.2f}" for x in runs) + ")")
 
 
 if __name__ == "__main__":
