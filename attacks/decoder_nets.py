@@ -8,6 +8,9 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from attacks.base import BUDGET, PassiveAttack
+from bench.knobs import Knob
+
 
 class ConvImageDecoder(nn.Module):
     """A cut-shaped map ``(C, h, w)`` → image ``(c, H, W)`` in [0, 1].
@@ -93,7 +96,17 @@ DECODER_BUDGETS = {
 }
 
 
-def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: DecoderBudget, seed: int) -> list[float]:
+PRECISION = Knob("precision", str, default="float32", choices=("float32", "bfloat16"),
+                 help="the decoder's forward and backward under bfloat16 autocast (weights and Adam stay float32)")
+
+
+def autocast(precision: str):
+    """bfloat16 autocast on the CPU for ``precision == "bfloat16"``, else nothing."""
+    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16")
+
+
+def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: DecoderBudget, seed: int,
+        precision: str = "float32") -> list[float]:
     """Train ``model(*inputs) ≈ targets`` with MSE; returns the mean loss of every epoch."""
     generator = torch.Generator().manual_seed(seed)
     optimizer = torch.optim.Adam(model.parameters(), lr=budget.lr)
@@ -107,7 +120,8 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
             idx = order[start : start + budget.batch_size]
             if len(idx) < 2:
                 continue
-            loss = F.mse_loss(model(*(x[idx] for x in inputs)), targets[idx])
+            with autocast(precision):
+                loss = F.mse_loss(model(*(x[idx] for x in inputs)).float(), targets[idx])
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
@@ -117,7 +131,25 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
 
 
 @torch.no_grad()
-def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = 500) -> Tensor:
+def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = 500, precision: str = "float32") -> Tensor:
     model.eval()
     n = len(inputs[0])
-    return torch.cat([model(*(x[i : i + batch_size] for x in inputs)) for i in range(0, n, batch_size)])
+    with autocast(precision):
+        return torch.cat([model(*(x[i : i + batch_size] for x in inputs)).float() for i in range(0, n, batch_size)])
+
+
+class SupervisedDecoderAttack(PassiveAttack):
+    """Base of the attacks that fit a decoder on (signal, image) pairs: a ``precision`` knob beside
+    ``budget`` (bfloat16 autocast for the decoder's training and decoding; float32 by default).
+
+    Args:
+        precision: ``float32`` or ``bfloat16``.
+        **kwargs: as :class:`attacks.base.Attack`.
+    """
+
+    knobs = (BUDGET, PRECISION)
+
+    def __init__(self, *, precision: str = "float32", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.precision = PRECISION.check(precision)
+

@@ -7,8 +7,8 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, AttackOutput, PassiveAttack, scale_counts
-from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, VectorToMap, fit, predict
+from attacks.base import ATTACKS, AttackOutput, scale_counts
+from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, SupervisedDecoderAttack, VectorToMap, fit, predict
 from attacks.view import Capability
 from defenses.payload import Payload
 
@@ -21,7 +21,7 @@ def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], widt
     return nn.Sequential(VectorToMap([cut_shape[0]], 4 * width, seed_map), ConvImageDecoder(seed_map, input_shape, width))
 
 
-class _PairDecoder(PassiveAttack):
+class _PairDecoder(SupervisedDecoderAttack):
     """Trains a decoder on (server-lifted payload, image) pairs and decodes the targets."""
 
     kinds: ClassVar[tuple[str, ...]] = ("image",)
@@ -34,8 +34,8 @@ class _PairDecoder(PassiveAttack):
         budget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         payloads, images = self.training_pairs()
         model = image_decoder(self.view.cut_shape, self.view.input_shape, budget.width)
-        history = fit(model, (self.view.lift(payloads),), images, budget, self.seed)
-        recon = predict(model, (self.view.lift(self.view.targets.payloads),))
+        history = fit(model, (self.view.lift(payloads),), images, budget, self.seed, self.precision)
+        recon = predict(model, (self.view.lift(self.view.targets.payloads),), precision=self.precision)
         return AttackOutput(reconstructions=recon.clamp(0, 1), scores={"decoder_train_mse": history[-1]})
 
 

@@ -8,8 +8,17 @@ from typing import ClassVar
 import torch
 from torch import Tensor, nn
 
-from attacks.base import ATTACKS, AttackOutput, PassiveAttack, scale_counts
-from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, DecoderBudget, VectorToMap, fit, parameter_count, predict
+from attacks.base import ATTACKS, AttackOutput, scale_counts
+from attacks.decoder_nets import (
+    DECODER_BUDGETS,
+    ConvImageDecoder,
+    DecoderBudget,
+    SupervisedDecoderAttack,
+    VectorToMap,
+    fit,
+    parameter_count,
+    predict,
+)
 from attacks.view import AttackerView, Capability, Observation
 from defenses.payload import as_vector
 
@@ -55,7 +64,7 @@ def matched_hidden(in_dims: list[int], target: int, out_shape: tuple[int, ...], 
     return max(1, round(1 + (target - base) / slope))
 
 
-class _ProjectionAwareDecoder(PassiveAttack):
+class _ProjectionAwareDecoder(SupervisedDecoderAttack):
     """Supervised decoder on members' signals, scored on the targets (white-box, as in App. B-C6)."""
 
     signal_names: ClassVar[tuple[str, ...]] = ()
@@ -72,8 +81,8 @@ class _ProjectionAwareDecoder(PassiveAttack):
         dims = [x.shape[1] for x in train]
         hidden = matched_hidden(dims, reference, view.input_shape, budget.width)
         model = SignalDecoder(dims, hidden, view.input_shape, budget.width)
-        history = fit(model, train, view.members.inputs, budget, self.seed)
-        recon = predict(model, target)
+        history = fit(model, train, view.members.inputs, budget, self.seed, self.precision)
+        recon = predict(model, target, precision=self.precision)
         return AttackOutput(
             reconstructions=recon.clamp(0, 1),
             scores={"decoder_train_mse": history[-1], "decoder_parameters": float(parameter_count(model))},

@@ -89,3 +89,13 @@ def test_projection_decoders_have_matched_parameter_counts():
         hidden = matched_hidden(dims, target, shape, width)
         count = parameter_count(SignalDecoder(dims, hidden, shape, width))
         assert abs(count - target) / target < 0.01
+
+
+def test_bfloat16_autocast_is_an_option_that_still_reconstructs(digits):
+    view, truth = identity_view(digits.members.x[:1064])
+    out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0, budget=4.0, precision="bfloat16").run()
+    assert out.reconstructions.dtype == torch.float32
+    mse = ((out.reconstructions - truth) ** 2).mean()
+    assert mse < 0.05 * ((truth.mean(0, keepdim=True) - truth) ** 2).mean()  # the float32 test's bar
+    with pytest.raises(ValueError, match="precision must be one of float32, bfloat16"):
+        ATTACKS.get("decoder-ref")(view=view, profile="smoke", precision="float16")
