@@ -109,6 +109,8 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
         precision: str = "float32") -> list[float]:
     """Train ``model(*inputs) ≈ targets`` with MSE; returns the mean loss of every epoch."""
     generator = torch.Generator().manual_seed(seed)
+    model.to(memory_format=torch.channels_last)  # oneDNN's convolutions run about twice as fast in NHWC here
+    inputs = tuple(_nhwc(x) for x in inputs)
     optimizer = torch.optim.Adam(model.parameters(), lr=budget.lr)
     n = len(targets)
     history = []
@@ -134,8 +136,14 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
 def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = 500, precision: str = "float32") -> Tensor:
     model.eval()
     n = len(inputs[0])
+    inputs = tuple(_nhwc(x) for x in inputs)
     with autocast(precision):
-        return torch.cat([model(*(x[i : i + batch_size] for x in inputs)).float() for i in range(0, n, batch_size)])
+        out = torch.cat([model(*(x[i : i + batch_size] for x in inputs)).float() for i in range(0, n, batch_size)])
+    return out.contiguous()
+
+
+def _nhwc(x: Tensor) -> Tensor:
+    return x.contiguous(memory_format=torch.channels_last) if x.dim() == 4 else x
 
 
 class SupervisedDecoderAttack(PassiveAttack):
