@@ -69,6 +69,12 @@ def config_fields(table: pd.DataFrame) -> list[str]:
     return [c for c in factor_columns(table) if c != "seed" and c not in STAT_COLUMNS]
 
 
+def victim_fields(table: pd.DataFrame) -> list[str]:
+    """The configuration of the trained victim: every configuration field but the attack and its
+    settings (the ``attack_<knob>`` columns)."""
+    return [f for f in config_fields(table) if f != "attack" and not f.startswith(ATTACK_KNOB_PREFIX)]
+
+
 def ok_rows(table: pd.DataFrame) -> pd.DataFrame:
     """Rows of successful cells that carry a metric, with every numeric factor as floats (None → NaN)."""
     rows = table[(table["status"] == "ok") & table["metric"].notna()].copy()
@@ -113,9 +119,7 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     out["cell_id"] = out["victim_key"]
     out["attack"] = "none"
     out["threat_model"] = "none"
-    for column in out.columns:
-        if column.startswith(ATTACK_KNOB_PREFIX):
-            out[column] = np.nan
+    out[[c for c in out.columns if c.startswith(ATTACK_KNOB_PREFIX)]] = np.nan
     return out
 
 

@@ -5,12 +5,11 @@ import pandas as pd
 from rich.console import Console
 from rich.table import Table
 
-from bench.run.cell import Cell
+from bench.run.cell import ID_KNOB_SLOTS, Cell
 from bench.run.table import factor_columns
 
 # Factors shown in their own column; every other factor column is a knob, shown as name=value.
-KNOWN = frozenset({"dataset", "victim", "cut", "defense", "profile", "protocol", "heads", "partition", "alpha", "clients",
-                   "lambda_wcc", "attack", "seeds"})
+KNOWN = (frozenset(Cell.factor_names()) - frozenset(ID_KNOB_SLOTS)) | {"seeds"}
 
 SHOWN = (
     ("accuracy", "acc", "{:.4f}"),

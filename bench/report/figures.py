@@ -21,7 +21,7 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from bench.report.aggregate import aggregate, config_fields, ok_rows, pareto_mask, select_profile, victim_view  # noqa: E402
+from bench.report.aggregate import aggregate, config_fields, ok_rows, pareto_mask, select_profile, victim_fields, victim_view  # noqa: E402
 from bench.report.labels import (  # noqa: E402
     ATTACK_LABELS,
     PRIVACY_DIRECTION,
@@ -30,7 +30,6 @@ from bench.report.labels import (  # noqa: E402
     factor_value,
     metric_label,
 )
-from bench.run.table import ATTACK_KNOB_PREFIX  # noqa: E402
 
 Skip = Callable[[str], None]
 # Factors that split a figure into panels when they vary (CR, λ and the defense are drawn inside).
@@ -257,8 +256,7 @@ def pareto_figure(table: pd.DataFrame, out_dir: Path, *, attack: str | None = No
     ``metric``; Pareto-optimal configurations (more accuracy, fewer bytes, more privacy) are circled."""
     table = select_profile(table, profile)
     utility = aggregate(victim_view(table), metrics=["accuracy", "bytes_up_per_sample"])
-    # A victim's configuration: no attack and none of its settings (the privacy side is one attack's).
-    cols = [f for f in config_fields(utility) if f != "attack" and not f.startswith(ATTACK_KNOB_PREFIX)]
+    cols = victim_fields(utility)  # the privacy side is one attack's: its settings are not a victim's
     acc, up = (utility[utility["metric"] == m][cols + ["mean"]].rename(columns={"mean": m})
                for m in ("accuracy", "bytes_up_per_sample"))
     points = acc.merge(up, on=cols)

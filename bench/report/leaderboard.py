@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pandas as pd
 
+from bench.report.aggregate import victim_fields
 from bench.run.cell import Cell
-from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 STANDARD_BASELINES = ("raw", "lightsplit-f", "topk", "learned-1x1")
 STANDARD_ATTACKS = ("decoder-ref",)
@@ -13,8 +13,7 @@ PRIVACY_METRIC = "ssim"  # lower is more private
 
 def defense_knob_columns(table: pd.DataFrame) -> list[str]:
     """The defense knobs of the table other than ``cr`` (e.g. a submitted defense's own setting)."""
-    base = set(Cell.factor_names())
-    return [c for c in factor_columns(table) if c not in base and not c.startswith(ATTACK_KNOB_PREFIX)]
+    return [c for c in victim_fields(table) if c not in Cell.factor_names()]
 
 
 def leaderboard(table: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRIC) -> pd.DataFrame:

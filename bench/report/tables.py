@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from bench.report.aggregate import aggregate, config_fields, ok_rows, select_profile, victim_view
+from bench.report.aggregate import aggregate, ok_rows, select_profile, victim_fields, victim_view
 from bench.report.labels import (
     ATTACK_LABELS,
     FACTOR_LABELS,
@@ -24,7 +24,6 @@ from bench.report.labels import (
     metric_label,
     number,
 )
-from bench.run.table import ATTACK_KNOB_PREFIX
 
 ABS, REL, POINTS, ABS_REL, ABS_RATIO, PCT_OF_RAW = "abs", "rel", "points", "abs+rel", "abs+ratio", "pct-of-raw"
 DASH = "—"
@@ -36,7 +35,7 @@ NUMBER_COLUMNS = ["attack", "metric", "mean", "ci", "n", "n_runs", "n_diverged",
 def row_fields(agg: pd.DataFrame) -> tuple[str, ...]:
     """The factors a table's rows can vary in: every configuration field but the attack, its
     settings and the profile (a row shows a victim's metrics beside its attacks' columns)."""
-    return tuple(f for f in config_fields(agg) if f not in ("attack", "profile") and not f.startswith(ATTACK_KNOB_PREFIX))
+    return tuple(f for f in victim_fields(agg) if f != "profile")
 
 
 @dataclass(frozen=True)
