@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from bench.run.cell import ID_KNOB_SLOTS, Cell
-from bench.run.table import factor_columns
+from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 # Factors shown in their own column; every other factor column is a knob, shown as name=value.
 KNOWN = (frozenset(Cell.factor_names()) - frozenset(ID_KNOB_SLOTS)) | {"seeds"}
@@ -45,7 +45,8 @@ def print_utility_table(table: pd.DataFrame, cells: list[Cell]) -> None:
     if summary.empty:
         return
     out = Table(title="results (mean over seeds)")
-    knobs = [c for c in summary.columns if c not in KNOWN and c not in {m for m, _, _ in SHOWN}]
+    knobs = [c for c in summary.columns if c not in KNOWN and c not in {m for m, _, _ in SHOWN}
+             and not (c.startswith(ATTACK_KNOB_PREFIX) and summary[c].nunique() <= 1)]  # attack settings only if swept
     for name in ("dataset", "defense", "knobs", "λ_wcc", "attack", "seeds"):
         out.add_column(name, no_wrap=True, min_width=16 if name == "defense" else None)
     shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns and summary[m].notna().any()]
