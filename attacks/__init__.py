@@ -1,5 +1,5 @@
 """Attacks on the cut layer; importing this package registers every built-in attack."""
-from attacks import decoders, fora, fsha, har_probes, projection_decoders, sdar, unsplit  # noqa: F401  (registration)
+from attacks import decoders, fora, fsha, har_probes, prior, projection_decoders, sdar, unsplit  # noqa: F401  (registration)
 from attacks.base import (
     ATTACKS,
     BUDGET,

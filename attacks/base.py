@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Protocol, TypeVar
 
-from torch import Tensor
+from torch import Tensor, nn
 
 from attacks.view import AttackerView, Capability, StepView
 from bench.knobs import Knob
@@ -44,6 +44,8 @@ class Scoring(str, Enum):
 
     AS_RETURNED = ""
     MINMAX = "_minmax"  # each reconstruction min-max normalised first (UnSplit's released scoring)
+    BLACK = "_black"  # an all-black image in place of each reconstruction (a floor on black-background data)
+    GREY = "_grey"  # a constant 0.5 image in place of each reconstruction (a floor)
 
 
 class MissingCapabilityError(ValueError):
@@ -140,6 +142,12 @@ class Attack(ABC):
     @abstractmethod
     def meet_victim(cls, runs: VictimRuns, build: Build) -> tuple[Any, Attack | None]:
         """The trained victim this attack is run against, and the attack if it was built on the way."""
+
+    def networks(self) -> dict[str, nn.Module]:
+        """The attacker's own networks as built for this view, by name (none for a network-free
+        attack). One attacker serves every defense of a cut: the same classes and sizes whatever
+        the defense (``tests/attacks/test_same_attacker.py`` checks it)."""
+        return {}
 
     @abstractmethod
     def run(self) -> AttackOutput:

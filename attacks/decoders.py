@@ -22,7 +22,8 @@ def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], widt
 
 
 class _PairDecoder(SupervisedDecoderAttack):
-    """Trains a decoder on (server-lifted payload, image) pairs and decodes the targets."""
+    """Trains a decoder on (cut map, image) pairs and decodes the targets' cut maps
+    (:meth:`AttackerView.cut_map`: one decoder serves every defense of a cut)."""
 
     kinds: ClassVar[tuple[str, ...]] = ("image",)
 
@@ -34,8 +35,8 @@ class _PairDecoder(SupervisedDecoderAttack):
         budget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         payloads, images = self.training_pairs()
         model = image_decoder(self.view.cut_shape, self.view.input_shape, budget.width)
-        history = fit(model, (self.view.lift(payloads),), images, budget, self.seed, self.precision)
-        recon = predict(model, (self.view.lift(self.view.targets.payloads),), precision=self.precision)
+        history = fit(model, (self.view.cut_map(payloads),), images, budget, self.seed, self.precision)
+        recon = predict(model, (self.view.cut_map(self.view.targets.payloads),), precision=self.precision)
         return AttackOutput(reconstructions=recon.clamp(0, 1), scores={"decoder_train_mse": history[-1]})
 
 

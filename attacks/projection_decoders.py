@@ -26,18 +26,15 @@ REFERENCE_HIDDEN = 256  # hidden width of the fused decoder; the others are matc
 
 
 def signals(view: AttackerView, obs: Observation, names: tuple[str, ...]) -> tuple[Tensor, ...]:
-    """The flat inputs a decoder consumes: ``z`` (payload), ``lift`` (``zRᵀ`` with the public R, else
-    the server's own decode), ``grad`` (the returned cut gradient)."""
+    """The flat inputs a decoder consumes: ``z`` (payload), ``lift`` (the public cut map: ``R z̃`` for
+    the projections, the dense map for top-K, the server 1×1 output; :meth:`AttackerView.cut_map`),
+    ``grad`` (the returned cut gradient)."""
     out = []
     for name in names:
         if name == "z":
             out.append(as_vector(obs.payloads))
         elif name == "lift":
-            R = (view.public_state or {}).get("R")
-            if R is not None and R.dim() == 2 and as_vector(obs.payloads).shape[1] == R.shape[1]:
-                out.append(as_vector(obs.payloads) @ R.T)
-            else:
-                out.append(view.lift(obs.payloads).flatten(1))
+            out.append(view.cut_map(obs.payloads).flatten(1))
         elif name == "grad":
             out.append(obs.grads.flatten(1))
     return tuple(out)

@@ -69,6 +69,13 @@ def total_variation(x: Tensor) -> Tensor:
     return vertical + horizontal
 
 
+def relative_error(features: Tensor, targets: Tensor) -> Tensor:
+    """Per-target ``‖f − z‖² / ‖z‖²``: the feature loss whatever the payload's scale (a projection, WCC
+    and DP change it by orders of magnitude, against which the released absolute MSE and its fixed
+    prior weights would let the TV prior win)."""
+    return (features - targets).pow(2).sum(-1) / targets.pow(2).sum(-1).clamp_min(1e-12)
+
+
 def clone_seed(seed: int, index: int) -> int:
     """The seed that initialises target ``index``'s clone (independent of how many targets run)."""
     digest = hashlib.blake2b(f"unsplit/{seed}/{index}".encode(), digest_size=8).digest()
@@ -79,14 +86,19 @@ def clone_seed(seed: int, index: int) -> int:
 class UnSplit(PassiveAttack):
     """UnSplit model inversion: for each target payload ``z``, find an input ``x̂`` and a clone ``f̂``
     of the client path with ``f̂(x̂) ≈ z``, alternating ``input_steps`` Adam steps on ``x̂`` for
-    ``MSE(f̂(x̂), z) + λ_TV·TV(x̂) + λ_l2·mean(x̂²)`` and ``model_steps`` Adam steps on ``f̂`` for
-    ``MSE(f̂(x̂), z)``, ``outer_steps`` times.
+    ``E(f̂(x̂), z) + λ_TV·TV(x̂) + λ_l2·mean(x̂²)`` and ``model_steps`` Adam steps on ``f̂`` for
+    ``E(f̂(x̂), z)``, ``outer_steps`` times, where ``E = ‖f̂(x̂) − z‖² / ‖z‖²`` (:func:`relative_error`).
 
     The clone is ``view.client_factory()``: the head architecture, freshly initialised, followed by
-    the defense's encoder with its public state (LightSplit's ``R``; a learned 1×1 encoder is fresh
-    too, its weights are not public). Payloads are compared as dense vectors (``as_vector``), so a
-    top-K payload is a vector with zeros off its kept positions. The target is detached (the
-    released code back-propagates into the client's graph).
+    the whole defense with its public state (LightSplit's ``R``, the DP clip, with DP noise drawn
+    afresh in every pass; a learned 1×1 encoder is fresh too, its weights are not public), and
+    straight-through where the encoder passes no gradient (top-K's support). Payloads are compared
+    as dense vectors (``as_vector``), so a top-K payload is a vector with zeros off its kept
+    positions. The target is detached (the released code back-propagates into the client's graph).
+
+    Scoring: the reconstruction is returned unclamped. Its headline metric is the released one,
+    each reconstruction min-max normalised before the foreground-masked MSE (``masked_mse_minmax``);
+    the as-returned metrics clamp it to [0, 1] first.
 
     Deviations from the released code (ege-erdogan/unsplit, ``model_inversion_stealing``):
 
@@ -97,12 +109,14 @@ class UnSplit(PassiveAttack):
       (``torch.func.stack_module_state``) and evaluated with ``vmap`` over ``functional_call``, and
       the per-target objectives are summed. Target ``i``'s loss depends only on clone ``i`` and
       ``x̂_i``, and Adam is element-wise, so this equals ``mode="per_image"`` (one target at a time,
-      same initialisations) up to floating-point rounding. Encoders that draw random numbers are
-      refused by ``vmap``; use ``per_image`` for them.
+      same initialisations) up to floating-point rounding (and, under DP, up to the noise draws).
     * Clones run in evaluation mode: BatchNorm uses its (fresh) running statistics and is not
       updated. MnistNet, UnSplit's victim, has no BatchNorm, so this matters only for other heads.
-    * ``x̂`` is not clamped during optimisation (as released); only the returned reconstruction is
-      clamped to [0, 1].
+    * The feature loss is relative (the release uses the absolute MSE): the payload's scale varies
+      by orders of magnitude across defenses (initial feature MSE 0.5 raw, 1.5 LightSplit-F, 0.05
+      under WCC 0.1), and against an absolute loss the fixed prior weights let the TV prior win
+      where the payload is small, scoring black images as privacy. The λ's are the released ones.
+    * ``x̂`` is not clamped, during optimisation or on return (as released).
     * The released budget (``paper`` profile) is 1000 × (100 + 100) steps; ``smoke`` and ``cpu``
       shrink the schedule only (same λ's, lr and initialisation). ``cpu`` = 300 × (30 + 30) on 16
       targets: about 40 s for MnistNet split-2 (batched, one torch thread).
@@ -160,7 +174,7 @@ class UnSplit(PassiveAttack):
         solve = self._solve_batched if self.mode == "batched" else self._solve_per_image
         x_hat, initial, final = solve(targets)
         diverged = not (bool(torch.isfinite(x_hat).all()) and bool(torch.isfinite(final).all()))
-        reconstructions = torch.nan_to_num(x_hat, nan=self.config.init_value).clamp(0.0, 1.0)
+        reconstructions = torch.nan_to_num(x_hat, nan=self.config.init_value)  # unclamped, as released
         return AttackOutput(
             reconstructions=reconstructions,
             target_index=torch.arange(len(targets)),
@@ -169,8 +183,8 @@ class UnSplit(PassiveAttack):
                 "unsplit_feature_mse_initial": float(initial.mean()),
             },
             notes={
-                "unsplit_feature_mse": "MSE(clone(x̂), z) after the last step, mean over targets (x̂ unclamped)",
-                "unsplit_feature_mse_initial": "MSE(clone(x̂), z) at the start (fresh clone, constant x̂)",
+                "unsplit_feature_mse": "‖clone(x̂) − z‖²/‖z‖² after the last step, mean over targets (x̂ unclamped)",
+                "unsplit_feature_mse_initial": "‖clone(x̂) − z‖²/‖z‖² at the start (fresh clone, constant x̂)",
             },
             diverged=diverged,
         )
@@ -230,14 +244,14 @@ class UnSplit(PassiveAttack):
         def one(p: dict[str, Tensor], b: dict[str, Tensor], x: Tensor) -> Tensor:
             return as_vector(functional_call(template, (p, b), (x.unsqueeze(0),)))[0]
 
-        forward = torch.vmap(one)
+        forward = torch.vmap(one, randomness="different")  # DP noise: each clone draws its own
 
         def feature_mse(train_clone: bool, x: Tensor) -> Tensor:
-            out = forward(params if train_clone else frozen, buffers, x)
-            return (out - targets).pow(2).mean(1)
+            return relative_error(forward(params if train_clone else frozen, buffers, x), targets)
 
         x_hat = self._start(len(targets), device)
-        initial, final = self._alternate(x_hat, list(params.values()), feature_mse)
+        weights = [p for p in params.values() if p.requires_grad]  # not the frozen server half
+        initial, final = self._alternate(x_hat, weights, feature_mse)
         return x_hat.detach(), initial, final
 
     def _solve_per_image(self, targets: Tensor) -> tuple[Tensor, Tensor, Tensor]:
@@ -247,7 +261,8 @@ class UnSplit(PassiveAttack):
 
             def feature_mse(train_clone: bool, x: Tensor, clone: nn.Module = clone, z: Tensor = z) -> Tensor:
                 clone.requires_grad_(train_clone)
-                return (as_vector(clone(x)) - z).pow(2).mean(1)
+                clone.defense.server_side.requires_grad_(False)
+                return relative_error(as_vector(clone(x)), z)
 
             x_hat = self._start(1, targets.device)
             initial, final = self._alternate(x_hat, list(clone.parameters()), feature_mse)

@@ -35,6 +35,18 @@ class ClientPath(nn.Module):
         return self.defense.encode(self.head(x))
 
 
+class AttackerClientPath(ClientPath):
+    """A client path as an attacker simulates it (``client_factory``): the same forward, but
+    straight-through where the defense's encoder blocks gradients (:meth:`Defense.attacker_encode`)."""
+
+    def forward(self, x: Tensor) -> Payload:
+        return self.defense.attacker_encode(self.head(x))
+
+    def cut_map(self, x: Tensor) -> Tensor:
+        """The public cut map of this path's payloads (:meth:`Defense.cut_map`)."""
+        return self.defense.cut_map(self(x))
+
+
 class Capability(str, Enum):
     """Things an attack may require beyond the payloads of its targets."""
 
@@ -88,11 +100,13 @@ class AttackerView:
         public_state: the defense's public state (``DEFENSE_PUBLIC_STATE``).
         aux: non-member data (``AUX_DATA``; with payloads under ``AUX_QUERIES``).
         members: other members' (payload, input) pairs (``MEMBER_INPUTS``, white-box ceiling only).
-        client_factory: builds a fresh client path, head plus the defense's encoder with its public
-            state (``CLIENT_ARCHITECTURE``).
-        defense_factory: builds a fresh copy of the defense (public operations and state such as R;
-            trainable parts freshly initialised; no DP noise) for attackers that pass their own
-            features through the same bottleneck (``DEFENSE_PUBLIC_STATE``).
+        client_factory: builds a fresh client path as an attacker simulates it: a fresh head, then
+            the whole defense (DP noise included) with its public state (R, the DP clip) and its
+            trained server half, frozen; straight-through where the encoder blocks gradients
+            (``CLIENT_ARCHITECTURE``).
+        defense_factory: builds such a copy of the defense alone (optionally at another cut
+            shape), for attackers that pass their own features through the same bottleneck
+            (``DEFENSE_PUBLIC_STATE``).
     """
 
     granted: frozenset[Capability]
@@ -107,8 +121,8 @@ class AttackerView:
     public_state: dict[str, Tensor] | None = None
     aux: Observation | None = None
     members: Observation | None = None
-    client_factory: Callable[[], nn.Module] | None = None
-    defense_factory: Callable[[], Defense] | None = None
+    client_factory: Callable[[], AttackerClientPath] | None = None
+    defense_factory: Callable[..., Defense] | None = None
 
     @torch.no_grad()
     def lift(self, payloads: Payload, batch_size: int = 500) -> Tensor:
@@ -118,6 +132,15 @@ class AttackerView:
         decode = self.server_defense.eval().decode
         n = len(values_of(payloads))
         return torch.cat([decode(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
+
+    @torch.no_grad()
+    def cut_map(self, payloads: Payload, batch_size: int = 500) -> Tensor:
+        """The public cut-shaped map of ``payloads`` (:meth:`Defense.cut_map`: raw z, ``R z̃`` for every
+        projection, the dense top-K map, the server 1×1 output), what every attack reads so that one
+        attacker network serves every defense of a cut."""
+        cut_map = self.server_defense.eval().cut_map
+        n = len(values_of(payloads))
+        return torch.cat([cut_map(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
 
 
 @dataclass(frozen=True)

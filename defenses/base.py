@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from bench.knobs import Knob
 from bench.registry import Registry
-from defenses.payload import Payload, nbytes, values_of, wire_tensors
+from defenses.payload import Payload, as_vector, nbytes, values_of, wire_tensors
 
 
 class DefenseConfigError(ValueError):
@@ -36,6 +36,9 @@ class Defense(nn.Module):
     """
 
     knobs: ClassVar[tuple[Knob, ...]] = ()
+    # True where ``encode`` passes no gradient to some of its inputs (top-K's support): an attacker's
+    # own simulated passes then use a straight-through estimator (:meth:`attacker_encode`).
+    straight_through: bool = False
 
     def __init__(self, *, cut_shape: tuple[int, ...], seed: int = 0) -> None:
         super().__init__()
@@ -55,6 +58,26 @@ class Defense(nn.Module):
     def decode(self, payload: Payload) -> Tensor:
         """Server side: payload → ``(B, *cut_shape)`` input of the backbone."""
         raise NotImplementedError
+
+    def cut_map(self, payload: Payload) -> Tensor:
+        """The cut-shaped map a server computes from ``payload`` with public operations only, what every
+        attack reads so that one attacker network serves every defense: by default what the backbone
+        receives (``decode``); the projections override it with ``R z̃`` (a learned lift-back is the
+        server's own post-processing, and whatever it holds, ``z̃`` holds too)."""
+        return self.decode(payload)
+
+    def attacker_encode(self, z: Tensor) -> Payload:
+        """``encode`` as an attacker's own simulated pass runs it: the same forward, and where ``encode``
+        blocks gradients (:attr:`straight_through`), a dense payload whose gradient is the identity."""
+        payload = self.encode(z)
+        if not self.straight_through:
+            return payload
+        flat = z.flatten(1)
+        return flat + (as_vector(payload) - flat).detach()
+
+    def calibrate(self, z: Tensor) -> None:
+        """Fix any data-dependent constant from cut activations ``z`` measured once before training
+        (the DP clip); nothing by default."""
 
     def client_loss(self, payload: Payload, y: Tensor) -> Tensor:
         """An extra client-side loss on the payload (zero unless a defense defines one)."""
@@ -107,6 +130,9 @@ class PayloadTransform(nn.Module):
     """A client-side transform of an already encoded payload (DP noise); composes after any defense."""
 
     knobs: ClassVar[tuple[Knob, ...]] = ()
+
+    def calibrate(self, payload: Payload) -> None:
+        """Fix any data-dependent constant from payloads measured once before training; nothing by default."""
 
     def accounting(self, *, epochs: int) -> dict[str, float]:
         """Formal privacy accounting of a run of ``epochs`` training epochs (none by default)."""

@@ -21,6 +21,7 @@ class ComposedDefense(Defense):
         self.base = base
         self.client_side.transforms = nn.ModuleList(transforms)
         self.knobs = _unique(base.knobs + tuple(k for t in transforms for k in t.knobs))
+        self.straight_through = base.straight_through
 
     def encode(self, z: Tensor) -> Payload:
         payload = self.base.encode(z)
@@ -30,6 +31,17 @@ class ComposedDefense(Defense):
 
     def decode(self, payload: Payload) -> Tensor:
         return self.base.decode(payload)
+
+    def cut_map(self, payload: Payload) -> Tensor:
+        return self.base.cut_map(payload)
+
+    def calibrate(self, z: Tensor) -> None:
+        """Each transform in turn sees the payloads it will transform."""
+        self.base.calibrate(z)
+        payload = self.base.encode(z)
+        for transform in self.client_side.transforms:
+            transform.calibrate(payload)
+            payload = transform(payload)
 
     def client_loss(self, payload: Payload, y: Tensor) -> Tensor:
         return self.base.client_loss(payload, y)

@@ -14,10 +14,11 @@ class GaussianPayloadNoise(PayloadTransform):
     """Clips each sample's payload to an L2 bound and adds N(0, (σ·clip)²) noise, in training and
     at evaluation, so the noise is part of every released representation.
 
-    The clip is the median per-sample payload norm ("so half of the payloads are clipped"). In
-    training it is the current batch's median; a running average of those medians (momentum 0.1,
-    like BatchNorm's statistics) is kept and used at evaluation, where batches may be tiny. The
-    clip is therefore data-dependent, as in the paper; formal accounting treats it as public.
+    The clip is the median per-sample payload norm ("so half of the payloads are clipped"),
+    measured once per configuration before training (:meth:`calibrate`, on the members' payloads
+    through the initial client path) and then fixed, in training and at evaluation. Uncalibrated,
+    the first batch it sees fixes it. The clip is data-dependent, as in the paper; formal accounting
+    treats it as public, and so do the attackers, whose simulated paths clip and noise alike.
 
     Paper: LightSplit (arXiv:2605.13265), App. B-B7 and B-C7 (operating point σ = 0.02).
     Threat model: the server sees only clipped, noised payloads.
@@ -38,18 +39,16 @@ class GaussianPayloadNoise(PayloadTransform):
         self.register_buffer("clip_norm", torch.tensor(0.0))
         self.register_buffer("calibrated", torch.tensor(False))
 
+    @torch.no_grad()
+    def calibrate(self, payload: Payload) -> None:
+        """Fix the clip at the median per-sample norm of ``payload``."""
+        self.clip_norm.copy_(values_of(payload).flatten(1).norm(dim=1).median())
+        self.calibrated.fill_(True)
+
     def current_clip(self, values: Tensor) -> Tensor:
-        if not self.training and bool(self.calibrated):
-            return self.clip_norm
-        median = values.detach().flatten(1).norm(dim=1).median()
-        if self.training:
-            with torch.no_grad():
-                if bool(self.calibrated):
-                    self.clip_norm.mul_(0.9).add_(0.1 * median)
-                else:
-                    self.clip_norm.copy_(median)
-                    self.calibrated.fill_(True)
-        return median
+        if not bool(self.calibrated):
+            self.calibrate(values)
+        return self.clip_norm
 
     def accounting(self, *, epochs: int) -> dict[str, float]:
         """(ε, δ) per release and over the run (:func:`bench.metrics.privacy.dp_metrics`)."""

@@ -45,6 +45,10 @@ class _ProjectionDefense(Defense):
             return self.projection.lift(payload)
         return self.server_side.lift_back(payload).view(payload.shape[0], *self.cut_shape)
 
+    def cut_map(self, payload: Tensor) -> Tensor:
+        """``R z̃``, whatever the lift-back: ``R`` is public."""
+        return self.projection.lift(payload)
+
     def public_state(self) -> dict[str, Tensor]:
         return {"R": self.projection.R}
 

@@ -15,7 +15,8 @@ class TopKSparse(Defense):
     """Keeps the ``k_s = ⌊4k/6⌋`` largest-magnitude activations with their positions, zeroes the rest.
 
     ``k_s`` float32 values (4 bytes) plus ``k_s`` int16 positions (2 bytes) take ``6·k_s ≤ 4k``
-    bytes, the wire size of ``k`` floats. Gradients flow only through the kept values.
+    bytes, the wire size of ``k`` floats. Gradients flow only through the kept values; an attacker's
+    own simulated passes use a straight-through estimator instead (:meth:`Defense.attacker_encode`).
 
     Paper: LightSplit (arXiv:2605.13265), App. B-B1 "top-k sparse"; after Zheng et al. (IJCAI'23).
     Threat model: the server sees the kept values at their own coordinates.
@@ -27,6 +28,7 @@ class TopKSparse(Defense):
     """
 
     knobs = (CR,)
+    straight_through = True  # the support gets no gradient: attackers simulate it straight-through
 
     def __init__(self, *, cut_shape: tuple[int, ...], cr: float | None = None, seed: int = 0) -> None:
         super().__init__(cut_shape=cut_shape, seed=seed)
@@ -39,5 +41,7 @@ class TopKSparse(Defense):
         values = flat.gather(1, indices)
         return SparsePayload(values, indices.to(index_dtype(self.d)), self.d)
 
-    def decode(self, payload: SparsePayload) -> Tensor:
-        return payload.to_dense().view(-1, *self.cut_shape)
+    def decode(self, payload: SparsePayload | Tensor) -> Tensor:
+        """The dense map; an attacker's straight-through payload is already dense."""
+        dense = payload.to_dense() if isinstance(payload, SparsePayload) else payload
+        return dense.view(-1, *self.cut_shape)

@@ -41,6 +41,9 @@ class CarvedData:
         return tuple(self.members.x.shape[1:])
 
 
+NONMEMBER_SHARE = 0.1  # of a training split, the attacker's auxiliary data where a profile leaves it open
+
+
 def _stratified_take(split: ArraySplit, sizes: list[int | None], seed: int) -> list[ArraySplit]:
     """Disjoint class-stratified subsets of ``split`` of the given sizes (``None``: all that is left)."""
     from sklearn.model_selection import train_test_split  # imported here: a stored grid never carves
@@ -66,11 +69,17 @@ def carve(raw: RawDataset, profile: Profile) -> CarvedData:
     """Members, non-members and test data for ``profile``.
 
     With a training split on disk, members and non-members come from it and test data from the
-    test split. With only a test split (the offline MNIST copy, sklearn digits), all three are
-    carved from it, in that order of priority.
+    test split; where the profile leaves a size open (``paper``), the non-members are
+    ``NONMEMBER_SHARE`` of the training split and the members the rest. With only a test split
+    (the offline MNIST copy, sklearn digits), all three are carved from it, in that order of priority.
     """
     if raw.train is not None:
-        members, nonmembers = _stratified_take(raw.train, [profile.members, profile.nonmembers], CARVE_SEED)
+        sizes = [profile.members, profile.nonmembers]
+        if None in sizes:
+            n = len(raw.train)
+            nonmembers = profile.nonmembers if profile.nonmembers is not None else int(NONMEMBER_SHARE * n)
+            sizes = [profile.members if profile.members is not None else n - nonmembers, nonmembers]
+        members, nonmembers = _stratified_take(raw.train, sizes, CARVE_SEED)
         (test,) = _stratified_take(raw.test, [profile.test], CARVE_SEED)
     else:
         wanted = [profile.members, profile.nonmembers, profile.test]

@@ -25,7 +25,12 @@ def score_reconstructions(
 
     if recon.dim() == 2:
         return {"median_r2": median_r2(recon, truth)}, {}
-    transforms = {Scoring.AS_RETURNED: lambda x: x, Scoring.MINMAX: minmax_normalise}
+    transforms = {
+        Scoring.AS_RETURNED: lambda x: x,
+        Scoring.MINMAX: minmax_normalise,
+        Scoring.BLACK: torch.zeros_like,
+        Scoring.GREY: lambda x: torch.full_like(x, 0.5),
+    }
     metrics, notes = {}, {}
     for scoring in scorings:
         values, reasons = image_metrics(transforms[scoring](recon), truth, masked=masked)

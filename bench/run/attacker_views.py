@@ -13,12 +13,12 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.view import AttackerView, Capability, ClientPath, Observation
+from attacks.view import AttackerClientPath, AttackerView, Capability, ClientPath, Observation
 from bench.data.splits import CARVE_SEED, CarvedData
 from bench.data.types import ArraySplit
 from bench.run.cell import Cell
 from bench.run.engine import SplitModel
-from defenses import build_defense, split_name
+from defenses import build_defense
 from defenses.base import Defense
 from defenses.payload import Payload, concat, cross_to_server, take, values_of
 from victims import VICTIMS
@@ -33,28 +33,55 @@ def server_copy(defense: Defense) -> Defense:
     return clone.eval()
 
 
-def client_factory(cell: Cell, data: CarvedData) -> Callable[[], ClientPath]:
-    """Builds fresh, untrained client paths: the victim's head architecture and the defense's encoder
-    with its public state (the same seeded R), without payload transforms such as DP noise."""
+def client_factory(cell: Cell, data: CarvedData, server_state: dict[str, Tensor]) -> Callable[[], AttackerClientPath]:
+    """Builds fresh client paths as an attacker simulates them: the victim's head architecture,
+    freshly initialised, and the whole defense (payload transforms such as DP noise included) with
+    its public state: the same seeded R, the DP clip, and the trained server half, frozen, which
+    the server holds anyway. The client half of the defense is fresh too."""
     victim = VICTIMS.get(cell.victim)()
-    base_name, _ = split_name(cell.defense)
     # Close over plain values only: the closure is reachable from the view, the data is not.
-    cut, seed, params = cell.cut, cell.seed, cell.defense_params()
-    num_classes, input_shape = data.num_classes, data.input_shape
+    cut, num_classes, input_shape = cell.cut, data.num_classes, data.input_shape
+    build_defense_ = defense_factory(cell, None, server_state)
 
-    def build() -> ClientPath:
+    def build() -> AttackerClientPath:
         parts = victim.build(cut=cut, num_classes=num_classes, input_shape=input_shape)
-        defense = build_defense(base_name, cut_shape=parts.cut_shape, seed=seed, **params)
-        return ClientPath(parts.head, defense)
+        return AttackerClientPath(parts.head, build_defense_(parts.cut_shape))
 
     return build
 
 
-def defense_factory(cell: Cell, cut_shape: tuple[int, ...]) -> Callable[[], Defense]:
-    """Builds fresh copies of the cell's defense without payload transforms (no DP noise)."""
-    base_name, _ = split_name(cell.defense)
-    seed, params, shape = cell.seed, cell.defense_params(), tuple(cut_shape)
-    return lambda: build_defense(base_name, cut_shape=shape, seed=seed, **params)
+def defense_factory(
+    cell: Cell, cut_shape: tuple[int, ...] | None, server_state: dict[str, Tensor]
+) -> Callable[..., Defense]:
+    """Builds fresh copies of the cell's defense, payload transforms included, carrying the public
+    and server-held state of the trained one (``server_state``: R, the DP clip, the server half,
+    frozen); the client half is fresh. ``cut_shape`` may be given at call time instead."""
+    name, seed, params = cell.defense, cell.seed, cell.defense_params()
+    state = {k: v.clone() for k, v in server_state.items()}
+    default_shape = tuple(cut_shape) if cut_shape is not None else None
+
+    def build(shape: tuple[int, ...] | None = None) -> Defense:
+        defense = build_defense(name, cut_shape=tuple(shape or default_shape), seed=seed, **params)
+        missing = set(state) - set(defense.state_dict())
+        if missing:
+            raise RuntimeError(f"attacker's defense copy lacks {sorted(missing)}")
+        defense.load_state_dict(state, strict=False)
+        for module in defense.modules():
+            if isinstance(module, Defense):
+                module.server_side.requires_grad_(False)
+        return defense
+
+    return build
+
+
+def server_held_state(defense: Defense) -> dict[str, Tensor]:
+    """The defense's state the server may copy: everything outside its client halves, plus the
+    payload transforms' buffers (the DP clip, public by the accounting's convention)."""
+    return {
+        name: tensor.detach().clone()
+        for name, tensor in defense.state_dict().items()
+        if ".client_side." not in f".{name}" or ".client_side.transforms." in f".{name}"
+    }
 
 
 @torch.no_grad()
@@ -160,6 +187,7 @@ def build_view(
         aux = Observation(
             payloads=aux_payloads, inputs=data.nonmembers.x, labels=data.nonmembers.y, groups=data.nonmembers.groups
         )
+    server_state = server_held_state(model.defense)
     view = AttackerView(
         granted=granted,
         kind=data.kind,
@@ -176,9 +204,9 @@ def build_view(
         ),
         aux=aux,
         members=members,
-        client_factory=client_factory(cell, data) if Capability.CLIENT_ARCHITECTURE in granted else None,
+        client_factory=client_factory(cell, data, server_state) if Capability.CLIENT_ARCHITECTURE in granted else None,
         defense_factory=(
-            defense_factory(cell, model.cut_shape) if Capability.DEFENSE_PUBLIC_STATE in granted else None
+            defense_factory(cell, model.cut_shape, server_state) if Capability.DEFENSE_PUBLIC_STATE in granted else None
         ),
     )
     return view, split.targets

@@ -111,6 +111,7 @@ def train_victim(
             return TrainedVictim(model, metrics, client_indices, from_cache=True)
         model, client_indices = _fresh_model(cell, data)  # a failed load may have half-filled the model
 
+    calibrate(model, data.members.x, batch_size=profile.eval_batch_size)
     trainer = SplitTrainer(
         model=model, lr=profile.lr, lambda_wcc=cell.lambda_wcc, observers=observers, active=active
     )
@@ -141,6 +142,21 @@ def train_victim(
     if cache_file is not None:
         save_checkpoint(cache_file, model=model, metrics=metrics, cell=cell)
     return TrainedVictim(model, metrics, client_indices)
+
+
+CALIBRATION_SAMPLES = 2048  # members whose payload norms fix the DP clip (a median: plenty)
+
+
+@torch.no_grad()
+def calibrate(model: SplitModel, x: Tensor, batch_size: int) -> None:
+    """Let the defense fix its data-dependent constants (the DP clip) once, from the cut activations of
+    the first ``CALIBRATION_SAMPLES`` members through the initial head of client 0; draws no random numbers."""
+    was_training = model.training
+    model.eval()
+    head, x = model.head_of(0), x[:CALIBRATION_SAMPLES]
+    z = torch.cat([head(x[i : i + batch_size]) for i in range(0, len(x), batch_size)])
+    model.defense.calibrate(z)
+    model.train(was_training)
 
 
 def _fresh_model(cell: Cell, data: CarvedData) -> tuple[SplitModel, list[Tensor]]:

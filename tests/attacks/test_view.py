@@ -155,3 +155,23 @@ def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense
     with torch.no_grad():
         payload = model.defense.encode(z)
         assert torch.equal(live.eval().decode(payload), model.defense.decode(payload))
+
+
+@pytest.mark.parametrize("defense,knobs", [("learned-1x1+dp", {"cr": 8.0, "sigma": 0.02}), ("lightsplit-l", {"cr": 8.0, "width": 32})])
+def test_attackers_simulate_with_the_trained_server_half_and_clip_but_a_fresh_client_half(defense, knobs, tmp_path):
+    data = carve(DATASETS.get("digits")(tmp_path), get_profile("smoke"))
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, defense_knobs=knobs,
+                profile="smoke", seed=0)
+    model = train_victim(cell, data=data, profile=get_profile("smoke")).model
+    view, _ = build_view(cell=cell, model=model, data=data, client_indices=[torch.arange(len(data.members))],
+                         granted=ALL_BUT_WHITEBOX, n_targets=8)
+    path = view.client_factory()
+    trained_server = [p for m in model.defense.modules() if hasattr(m, "server_side") for p in m.server_side.parameters()]
+    copied_server = [p for m in path.defense.modules() if hasattr(m, "server_side") for p in m.server_side.parameters()]
+    assert trained_server and all(torch.equal(a, b) for a, b in zip(trained_server, copied_server, strict=True))
+    assert not any(p.requires_grad for p in copied_server)  # frozen: the server's, not the attacker's to fit
+    trained_client, fresh_client = model.defense.client_parameters(), path.defense.client_parameters()
+    assert not any(torch.equal(a, b) for a, b in zip(trained_client, fresh_client, strict=True))
+    for trained_t, copied_t in zip(model.defense.client_side.modules(), path.defense.client_side.modules(), strict=True):
+        if hasattr(trained_t, "clip_norm"):
+            assert float(copied_t.clip_norm) == float(trained_t.clip_norm) > 0  # the fixed DP clip is public

@@ -50,3 +50,16 @@ def test_dp_alone_is_raw_plus_noise():
 def test_negative_sigma_is_refused(sigma):
     with pytest.raises(ValueError):
         GaussianPayloadNoise(sigma=sigma)
+
+
+def test_one_clip_per_configuration_fixed_by_calibration_in_training_and_evaluation():
+    defense = build_defense("raw+dp", cut_shape=(50,), seed=0, sigma=0.0).train()
+    members = torch.randn(300, 50) * torch.linspace(0.5, 2, 300).unsqueeze(1)
+    defense.calibrate(members)
+    clip = members.norm(dim=1).median()
+    assert float(defense.client_side.transforms[0].clip_norm) == pytest.approx(float(clip))
+    big = torch.randn(64, 50) * 100  # a batch whose own median is far larger
+    for mode in (defense.train, defense.eval):
+        mode()
+        assert defense.encode(big).norm(dim=1).max() <= clip * (1 + 1e-5)
+    assert float(defense.client_side.transforms[0].clip_norm) == pytest.approx(float(clip))  # never drifts

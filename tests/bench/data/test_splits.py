@@ -57,3 +57,14 @@ def test_a_profile_larger_than_the_data_is_scaled_down_proportionally():
     carved = carve(raw_dataset(1797), big)
     sizes = [len(carved.members), len(carved.nonmembers), len(carved.test)]
     assert sum(sizes) == 1797 and sizes[0] == int(6000 * 1797 / 10000)
+
+
+def test_the_paper_profile_keeps_non_members_when_a_train_split_exists():
+    from bench.data.splits import NONMEMBER_SHARE
+    from bench.profiles import get_profile
+
+    raw = raw_dataset(200, with_train=True)
+    carved = carve(raw, get_profile("paper"))
+    assert len(carved.nonmembers) == int(NONMEMBER_SHARE * 600) > 0
+    assert len(carved.members) + len(carved.nonmembers) == 600 and len(carved.test) == 200
+    assert not set(carved.members.x.view(-1).tolist()) & set(carved.nonmembers.x.view(-1).tolist())
