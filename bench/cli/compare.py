@@ -23,7 +23,8 @@ from bench.cli.common import execute_grid, finish, knob_options, knob_values, pl
 @click.option("--quiet", is_flag=True)
 def compare_command(**opts) -> None:
     """Run the standard comparison grid for a new defense against every built-in defense, reusing stored
-    built-in results, and write a leaderboard and a Pareto plot."""
+    built-in results, and write a leaderboard (one per attack: ranked by the worst-case SSIM over every
+    image attack run, ties by that attack's SSIM) and a Pareto plot."""
     from bench.data.autodetect import resolve_datasets
     from bench.report.leaderboard import STANDARD_BASELINES, leaderboard, to_markdown
     from bench.run.grid import GridSpec

@@ -15,8 +15,9 @@ import click
 @click.option("--integrity", is_flag=True,
               help="Check every record against its checksum instead (exit 1 if one was changed after it was written).")
 def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool) -> None:
-    """Compare stored results with the paper's registered claims: held, not held, or not testable
-    (with --integrity: check every stored record against its own checksum)."""
+    """Compare stored results with the paper's registered claims: held, not held, no leakage measured
+    (the attack is within noise of the prior's floor) or not testable (with --integrity: check every
+    stored record against its own checksum)."""
     if integrity:
         if profile is not None:
             raise click.UsageError("--profile does not apply to --integrity")
@@ -25,7 +26,7 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     import pandas as pd
 
     from bench.cli.report import load_results
-    from bench.report.claims import verify
+    from bench.report.claims import VERDICTS, verify
 
     tables = [load_results(Path(d)) for d in results_dirs]
     table = pd.concat([t for t in tables if not t.empty], ignore_index=True) if any(not t.empty for t in tables) else tables[0]
@@ -41,8 +42,8 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     verdicts = verify(table, profile)
     for v in verdicts:
         click.echo(f"[{v.status:^12}] {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
-    counts = {s: sum(v.status == s for v in verdicts) for s in ("held", "not held", "not testable")}
-    click.echo(f"{counts['held']} held, {counts['not held']} not held, {counts['not testable']} not testable ({profile} profile)")
+    counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in VERDICTS)
+    click.echo(f"{counts} ({profile} profile)")
 
 
 def _check_integrity(results_dirs: tuple[str, ...]) -> None:

@@ -1,9 +1,12 @@
 """Reports: the paper's tables and figures, regenerated from the stored tidy result table alone.
 
 - :mod:`bench.report.aggregate` computes every statistic (mean ± 95% CI over seeds, Δ vs Raw).
-- :mod:`bench.report.tables` defines the table specs and builds them from the aggregate.
+- :mod:`bench.report.table_specs` defines the table specs; :mod:`bench.report.tables` builds them from the aggregate.
+- :mod:`bench.report.floor` holds the ``prior`` attack's floor; :mod:`bench.report.worst_case` the most
+  leaking attack per configuration.
 - :mod:`bench.report.render` writes a built table as LaTeX, Markdown or CSV.
 - :mod:`bench.report.labels` holds the display names, privacy directions and number formats.
 - :mod:`bench.report.figures` draws the figures.
+- :mod:`bench.report.claims` checks the paper's claims; :mod:`bench.report.leaderboard` ranks defenses.
 - :mod:`bench.cli.report` holds the ``bench report`` and ``bench figures`` commands.
 """

@@ -3,14 +3,36 @@
 A claim is either a *value* (a cell's metric equals the paper's number within a tolerance, meant for
 the ``paper`` profile) or an *ordering* (one configuration beats another on a metric, which is what
 a scaled-down ``cpu`` run can test). Means are over seeds of converged runs (diverged runs left out).
+
+Verdicts (:data:`VERDICTS`), decided in this order:
+
+- **not testable**: a side has no stored cell or no finite value, or a side names a nominal CR ``c``
+  that its defense does not reach on this victim: the mean ``realized_cr`` of its cells (else of
+  its victim's cells) differs from ``c`` by more than 1% (e.g. learned 1×1 capped at a realised
+  CR of 8 cannot test a claim at CR 16 or 32).
+- **no leakage measured**: a privacy-gain claim (:func:`privacy_gain_side`: an ordering on a
+  privacy metric between two configurations under the same image attack) whose more private side,
+  as the claim states it, is within noise of the floor: the ``prior`` attack's cells on the same
+  dataset, victim and cut, any defense, per-seed means; the noise rule is
+  :func:`bench.report.floor.leakage_gap` (gap ``d·(prior − attack) ≤ 2·SE`` of the two seed
+  means: within noise of the floor, or worse than it). The attack measured nothing on that
+  configuration beyond a guess that never reads the payload, so the ordering says nothing about
+  the defense. Without prior cells this check is skipped.
+- **held** / **not held**: the comparison itself.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-HELD, NOT_HELD, NOT_TESTABLE = "held", "not held", "not testable"
+from bench.report.floor import FLOOR_KEYS, floor_metric, leakage_gap, prior_seed_values
+from bench.report.labels import privacy_direction
+from bench.report.worst_case import is_image_attack
+
+HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE = "held", "not held", "no leakage measured", "not testable"
+VERDICTS = (HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE)  # the order ``bench verify`` counts them in
+CR_TOLERANCE = 0.01  # a realised CR within 1% of the nominal one tests the claim
 
 
 @dataclass(frozen=True)
@@ -150,12 +172,67 @@ CLAIMS: list[Claim] = [
 ]
 
 
-def _mean(table: pd.DataFrame, selector: Selector, metric: str) -> tuple[float | None, int]:
-    """Mean over seeds of ``metric`` for ``selector``, leaving out diverged runs."""
+def _values(table: pd.DataFrame, selector: Selector, metric: str) -> pd.DataFrame:
+    """The finite values of ``metric`` for ``selector``, leaving out diverged runs (rows of the table)."""
     rows = table[selector.mask(table) & (table["status"] == "ok")]
     diverged = set(rows[(rows["metric"] == "diverged") & (rows["value"] == 1)]["cell_id"])
-    values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(diverged)]["value"].dropna()
+    values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(diverged)]
+    return values[values["value"].notna()]
+
+
+def _mean(table: pd.DataFrame, selector: Selector, metric: str) -> tuple[float | None, int]:
+    """Mean over seeds of ``metric`` for ``selector``, leaving out diverged runs."""
+    values = _values(table, selector, metric)["value"]
     return (float(values.mean()) if len(values) else None), len(values)
+
+
+def unreached_cr(table: pd.DataFrame, selector: Selector) -> str | None:
+    """Why ``selector`` cannot be tested when its defense does not reach its nominal CR (else None):
+    the mean ``realized_cr`` of its cells, else of its victim's cells (attack ``none``), differs from
+    the nominal CR by more than :data:`CR_TOLERANCE`. No stored ``realized_cr``: None."""
+    if selector.cr is None:
+        return None
+    for attack in dict.fromkeys((selector.attack, "none")):
+        realised, _ = _mean(table, replace(selector, attack=attack), "realized_cr")
+        if realised is not None:
+            if abs(realised - selector.cr) > CR_TOLERANCE * selector.cr:
+                return (f"{selector.label()}: {selector.defense} reaches a realised CR of {realised:g} on this victim, "
+                        f"not the nominal {selector.cr:g} the claim is made at")
+            return None
+    return None
+
+
+def privacy_gain_side(claim: Claim) -> Selector | None:
+    """The side a privacy-gain claim says is more private (None for any other claim): an ordering on a
+    metric with a privacy direction whose two sides name the same image attack; the left side when
+    the relation points toward privacy (``<`` on SSIM, ``>`` on MSE), else the right."""
+    if claim.relation == "≈" or claim.right is None or not privacy_direction(claim.metric):
+        return None
+    if claim.left.attack != claim.right.attack or not is_image_attack(claim.left.attack):
+        return None
+    toward_privacy = (claim.relation == ">") == (privacy_direction(claim.metric) > 0)
+    return claim.left if toward_privacy else claim.right
+
+
+def at_floor(table: pd.DataFrame, selector: Selector, metric: str) -> str | None:
+    """The detail when ``selector``'s attack measured no leakage on ``metric`` (within noise of the
+    floor, or worse than it); None when it beat the floor or no prior cell matches its cells'
+    dataset, victim and cut."""
+    attack = _values(table, selector, metric)
+    prior = prior_seed_values(table)
+    if attack.empty or prior.empty:
+        return None
+    places = set(attack[list(FLOOR_KEYS)].itertuples(index=False, name=None))
+    prior = prior[(prior["metric"] == floor_metric(metric))
+                  & pd.Series(list(zip(*(prior[k] for k in FLOOR_KEYS))), index=prior.index).isin(places)]
+    seeds = prior.groupby("seed")["value"].mean().dropna()
+    if seeds.empty:
+        return None
+    gap, noise = leakage_gap(attack["value"].to_numpy(), seeds.to_numpy(), metric)
+    if gap > noise:
+        return None
+    return (f"{metric}: {selector.label()} {attack['value'].mean():.4f} (n={len(attack)}) vs the floor (prior "
+            f"{floor_metric(metric)}) {seeds.mean():.4f} (n={len(seeds)}): gap past the floor {gap:+.4f} ≤ 2·SE {noise:.4f}")
 
 
 @dataclass(frozen=True)
@@ -166,11 +243,16 @@ class Verdict:
 
 
 def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> list[Verdict]:
-    """Check every claim registered for ``profile`` against the stored results of that profile."""
+    """Check every claim registered for ``profile`` against the stored results of that profile
+    (verdicts as the module says)."""
     table = table[table["profile"] == profile]
     verdicts = []
     for claim in (c for c in claims if profile in c.profiles):
         left, n_left = _mean(table, claim.left, claim.metric)
+        unreached = next(filter(None, (unreached_cr(table, s) for s in (claim.left, claim.right) if s is not None)), None)
+        if unreached is not None:
+            verdicts.append(Verdict(claim, NOT_TESTABLE, unreached))
+            continue
         if claim.relation == "≈":
             if left is None:
                 verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {claim.left.label()} cells"))
@@ -189,7 +271,12 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> l
         target = claim.factor * right + claim.offset
         ok = left < target if claim.relation == "<" else left > target
         scale = (f"{claim.factor:g}×" if claim.factor != 1 else "") + (f"(+{claim.offset:g}) " if claim.offset else "")
-        verdicts.append(Verdict(claim, HELD if ok else NOT_HELD,
-                                f"{claim.metric}: {claim.left.label()} {left:.4f} (n={n_left}) {claim.relation} "
-                                f"{scale}{claim.right.label()} {target:.4f} (n={n_right})"))
+        detail = (f"{claim.metric}: {claim.left.label()} {left:.4f} (n={n_left}) {claim.relation} "
+                  f"{scale}{claim.right.label()} {target:.4f} (n={n_right})")
+        side = privacy_gain_side(claim)
+        floor = at_floor(table, side, claim.metric) if side is not None else None
+        if floor is not None:
+            verdicts.append(Verdict(claim, NO_LEAKAGE, f"{floor}; the claim's comparison: {detail}"))
+            continue
+        verdicts.append(Verdict(claim, HELD if ok else NOT_HELD, detail))
     return verdicts

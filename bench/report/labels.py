@@ -21,7 +21,7 @@ ATTACK_LABELS = {
     "none": "", "sdar": "SDAR", "fora": "FORA", "decoder": "aux. decoder", "decoder-ref": "FORA ref. decoder",
     "unsplit": "UnSplit", "fsha": "FSHA", "har-recon": "HAR recon.", "har-reid": "HAR re-ID",
     "decoder-z": "decoder z", "decoder-z-lift": "decoder z+zRᵀ", "decoder-z-grad": "decoder z+g",
-    "decoder-fused": "decoder fused",
+    "decoder-fused": "decoder fused", "prior": "prior (floor)", "worst-case": "worst case",
 }
 DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f-srht", "lightsplit-f+dp",
                  "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp")
@@ -46,16 +46,37 @@ DECIMALS = {
 }
 SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0}  # shown in %
 MINUS = "\u2212"
+# The suffixes of a metric scored another way (attacks.base.Scoring): the same quantity of another image.
+SCORING_LABELS = {"_minmax": "min-max", "_black": "all black", "_grey": "grey 0.5"}
+
+
+def split_scoring(metric: str) -> tuple[str, str]:
+    """``("masked_mse", "_minmax")`` for ``masked_mse_minmax``; ``(metric, "")`` when it has no scoring suffix."""
+    for suffix in SCORING_LABELS:
+        if metric.endswith(suffix) and len(metric) > len(suffix):
+            return metric[: -len(suffix)], suffix
+    return metric, ""
+
+
+def base_metric(metric: str) -> str:
+    """The metric without its scoring suffix (``masked_mse_minmax`` → ``masked_mse``)."""
+    return split_scoring(metric)[0]
+
+
+def privacy_direction(metric: str) -> int:
+    """:data:`PRIVACY_DIRECTION` of the metric or of its unsuffixed base; 0 for any other metric."""
+    return PRIVACY_DIRECTION.get(metric, PRIVACY_DIRECTION.get(base_metric(metric), 0))
 
 
 def arrow(metric: str) -> str:
     """``↑`` or ``↓``: the direction of more privacy; empty for utility and other metrics."""
-    return {1: "↑", -1: "↓"}.get(PRIVACY_DIRECTION.get(metric, 0), "")
+    return {1: "↑", -1: "↓"}.get(privacy_direction(metric), "")
 
 
 def metric_label(metric: str) -> str:
-    """The column label of a metric with its privacy arrow."""
-    label = METRIC_LABELS.get(metric, metric)
+    """The column label of a metric with its privacy arrow (a scoring suffix in parentheses)."""
+    base, suffix = split_scoring(metric)
+    label = METRIC_LABELS.get(metric) or METRIC_LABELS.get(base, base) + (f" ({SCORING_LABELS[suffix]})" if suffix else "")
     return f"{label} {arrow(metric)}".strip()
 
 
@@ -93,8 +114,9 @@ def factor_value(field: str, value: object) -> str:
 
 def number(value: float, metric: str, *, signed: bool = False, scaled: bool = True) -> str:
     """A value of ``metric`` in its display units and precision, with a true minus sign."""
-    x = value * SCALE.get(metric, 1.0) if scaled else value
-    digits = DECIMALS.get(metric)
+    base = base_metric(metric)
+    x = value * SCALE.get(metric, SCALE.get(base, 1.0)) if scaled else value
+    digits = DECIMALS.get(metric, DECIMALS.get(base))
     sign = "+" if signed else ""
     text = f"{x:{sign}.{digits}f}" if digits is not None else f"{x:{sign}.4g}"
     return text.replace("-", MINUS)

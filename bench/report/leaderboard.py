@@ -1,14 +1,23 @@
-"""The comparison a new defense gets: a leaderboard against every built-in defense."""
+"""The comparison a new defense gets: a leaderboard against every built-in defense.
+
+Defenses are ranked by their worst-case leakage: per row, the most leaking seed mean of the privacy
+metric over every image attack stored (:func:`bench.report.worst_case.is_image_attack`; the attack
+that reached it is named), the named attack's own column kept beside it. Rows whose worst case ties,
+or that have none, fall back to the named attack's value, as the board ranked before.
+"""
 from __future__ import annotations
 
 import pandas as pd
 
 from bench.report.aggregate import victim_fields
+from bench.report.labels import privacy_direction
+from bench.report.worst_case import is_image_attack, pick_worst
 from bench.run.cell import Cell
 
 STANDARD_BASELINES = ("raw", "lightsplit-f", "topk", "learned-1x1")
 STANDARD_ATTACKS = ("decoder-ref",)
 PRIVACY_METRIC = "ssim"  # lower is more private
+WORST, WORST_ATTACK = "worst_case", "worst_case_attack"
 
 
 def defense_knob_columns(table: pd.DataFrame) -> list[str]:
@@ -18,33 +27,52 @@ def defense_knob_columns(table: pd.DataFrame) -> list[str]:
 
 def leaderboard(table: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRIC) -> pd.DataFrame:
     """One row per (defense, its knob values, CR): seed means of the privacy metric under ``attack``,
-    accuracy and bytes, ranked from most to least private within each CR (raw is listed with every
-    CR). A defense swept over a knob of its own gets one row per value, named ``defense (knob=v)``."""
-    ok = table[(table["status"] == "ok") & (table["attack"] == attack)]
+    the worst case over every image attack (``worst_case``, reached by ``worst_case_attack``),
+    accuracy and bytes, ranked from most to least private worst case within each CR, ties and rows
+    without a worst case by ``attack``'s value (raw is listed with every CR). A defense swept over a
+    knob of its own gets one row per value, named ``defense (knob=v)``."""
+    ok = table[table["status"] == "ok"]
     wanted = [metric, "accuracy", "bytes_up_per_sample"]
-    rows = ok[ok["metric"].isin(wanted)]
+    rows = ok[(ok["attack"] == attack) & ok["metric"].isin(wanted)]
+    columns = ["cr", "rank", "defense", metric, WORST, WORST_ATTACK, "accuracy", "bytes_up_per_sample", "seeds"]
     if rows.empty:
-        return pd.DataFrame(columns=["cr", "rank", "defense", metric, "accuracy", "bytes_up_per_sample", "seeds"])
-    rows = rows.assign(defense=_named(rows, defense_knob_columns(rows)))
+        return pd.DataFrame(columns=columns)
+    knobs = defense_knob_columns(ok)
+    rows = rows.assign(defense=_named(rows, knobs))
     wide = rows.groupby(["defense", "cr", "seed", "metric"], dropna=False)["value"].mean().unstack("metric")
     wide = wide.reset_index()
     wide["cr"] = wide["cr"].astype(float)
     stats = wide.groupby(["defense", "cr"], dropna=False).agg(
         **{m: (m, "mean") for m in wanted if m in wide}, seeds=("seed", "nunique")
     ).reset_index()
+    stats = stats.merge(_worst(ok, knobs, metric), on=["defense", "cr"], how="left")
+    sign = privacy_direction(metric) or -1  # a metric without a direction ranks as SSIM does: lower first
     raw = stats[stats["defense"] == "raw"]
-    crs = sorted(c for c in stats["cr"].dropna().unique())
     parts = []
-    for cr in crs:
-        part = pd.concat([stats[stats["cr"] == cr], raw.assign(cr=cr)])
-        part = part.sort_values(metric, na_position="last").assign(rank=range(1, len(part) + 1))
-        parts.append(part)
+    for cr in sorted(c for c in stats["cr"].dropna().unique()):
+        part = pd.concat([stats[stats["cr"] == cr], raw.assign(cr=cr)], ignore_index=True)
+        part = part.assign(_w=-sign * part[WORST], _a=-sign * part[metric])
+        part = part.sort_values(["_w", "_a"], na_position="last", kind="stable").drop(columns=["_w", "_a"])
+        parts.append(part.assign(rank=range(1, len(part) + 1)))
     board = pd.concat(parts) if parts else stats.assign(rank=1)
-    return board[["cr", "rank", "defense", *[m for m in wanted if m in board], "seeds"]].reset_index(drop=True)
+    return board[[c for c in columns if c in board]].reset_index(drop=True)
+
+
+def _worst(ok: pd.DataFrame, knobs: list[str], metric: str) -> pd.DataFrame:
+    """Per (named defense, CR): the most leaking seed mean of ``metric`` over the image attacks."""
+    rows = ok[ok["attack"].map(is_image_attack) & (ok["metric"] == metric)]
+    if rows.empty or not privacy_direction(metric):
+        return pd.DataFrame(columns=["defense", "cr", WORST, WORST_ATTACK])
+    rows = rows.assign(defense=_named(rows, knobs), cr=rows["cr"].astype(float))
+    seeds = rows.groupby(["defense", "cr", "attack", "seed"], dropna=False)["value"].mean().reset_index()
+    means = seeds.groupby(["defense", "cr", "attack"], dropna=False)["value"].mean().reset_index()
+    worst = pick_worst(means, value="value", metric=metric, group=["defense", "cr"])
+    return worst.rename(columns={"value": WORST, "attack": WORST_ATTACK})
 
 
 def _named(rows: pd.DataFrame, knobs: list[str]) -> pd.Series:
     """The defense's name with the values of its own knobs, where it reads any."""
+    knobs = [k for k in knobs if k in rows]
 
     def name(row: pd.Series) -> str:
         set_ = [f"{k}={row[k]:g}" if isinstance(row[k], float) else f"{k}={row[k]}" for k in knobs if pd.notna(row[k])]
@@ -54,16 +82,21 @@ def _named(rows: pd.DataFrame, knobs: list[str]) -> pd.Series:
 
 
 def to_markdown(board: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRIC) -> str:
+    more = {1: "higher", -1: "lower"}.get(privacy_direction(metric), "lower")
+    arrow = "↑" if more == "higher" else "↓"
     lines = [
-        f"Leaderboard: {attack} {metric.upper()} (lower = more private), mean over seeds",
+        f"Leaderboard: ranked by the worst-case {metric.upper()} over every image attack stored ({more} = more "
+        f"private; ties by {attack}), mean over seeds",
         "",
-        f"| CR | rank | defense | {metric} ↓ | accuracy | bytes up / sample | seeds |",
-        "|---:|---:|---|---:|---:|---:|---:|",
+        f"| CR | rank | defense | worst-case {metric} {arrow} | worst attack | {attack} {metric} {arrow} | accuracy "
+        "| bytes up / sample | seeds |",
+        "|---:|---:|---|---:|---|---:|---:|---:|---:|",
     ]
-    for r in board.itertuples(index=False):
-        fmt = lambda v, f: "—" if pd.isna(v) else f.format(v)  # noqa: E731
+    fmt = lambda v, f: "—" if pd.isna(v) else f.format(v)  # noqa: E731
+    for r in board.to_dict("records"):
         lines.append(
-            f"| {r.cr:g} | {r.rank} | {r.defense} | {fmt(getattr(r, metric), '{:.3f}')} | {fmt(r.accuracy, '{:.4f}')} "
-            f"| {fmt(r.bytes_up_per_sample, '{:,.0f}')} | {r.seeds} |"
+            f"| {r['cr']:g} | {r['rank']} | {r['defense']} | {fmt(r.get(WORST), '{:.3f}')} "
+            f"| {fmt(r.get(WORST_ATTACK), '{}')} | {fmt(r.get(metric), '{:.3f}')} | {fmt(r.get('accuracy'), '{:.4f}')} "
+            f"| {fmt(r.get('bytes_up_per_sample'), '{:,.0f}')} | {r['seeds']} |"
         )
     return "\n".join(lines) + "\n"

@@ -46,8 +46,10 @@ def latex_escape(text: str) -> str:
 
 
 def _notes(built: BuiltTable) -> list[str]:
-    """Footnotes (numbered), then what the results lack and what the suite cannot map."""
+    """Footnotes (numbered), how to read the floor row and worst-case column, then what the results
+    lack and what the suite cannot map."""
     lines = [f"{str(i).translate(SUPERSCRIPTS)} {note}" for i, note in enumerate(built.footnotes, 1)]
+    lines += built.notes
     if built.missing:
         lines.append("Not in the results: " + "; ".join(built.missing) + ".")
     if built.spec.unmapped:

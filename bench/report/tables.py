@@ -1,10 +1,14 @@
-"""The paper's tables: one frozen spec per table, built into formatted strings from the aggregate.
+"""The paper's tables: one frozen spec per table (:mod:`bench.report.table_specs`), built into
+formatted strings from the aggregate.
 
 A spec names the row factors, the (attack, metric) columns and how each column shows Δ vs Raw. The
 Raw row of every table is absolute. Factors not named by a spec but varying in the results become
 extra row factors, so no two configurations ever share a row. A column whose attack (or metric)
 has no stored cell is left out and listed as missing; a cell without a value is "—" with a
 footnote saying why (no stored cell, the stored reason of a missing value, all runs diverged).
+Where the ``prior`` attack was run, a "floor (prior)" row shows what it scores in each image attack
+column (:mod:`bench.report.floor`); a worst-case column (Tables II, III) shows the most leaking
+image attack per row (:mod:`bench.report.worst_case`). Both are absolute and explained in the notes.
 """
 from __future__ import annotations
 
@@ -14,63 +18,46 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bench.report.aggregate import aggregate, ok_rows, select_profile, victim_fields, victim_view
+from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
 from bench.report.labels import (
     ATTACK_LABELS,
     FACTOR_LABELS,
     MINUS,
-    PRIVACY_DIRECTION,
     defense_rank,
     factor_value,
     metric_label,
     number,
+    privacy_direction,
 )
+from bench.report.table_specs import (
+    ABS,
+    ABS_RATIO,
+    ABS_REL,
+    PCT_OF_RAW,
+    POINTS,
+    REL,
+    TABLES,
+    WORST,
+    Column,
+    TableSpec,
+)
+from bench.report.worst_case import is_image_attack, worst_case
 
-ABS, REL, POINTS, ABS_REL, ABS_RATIO, PCT_OF_RAW = "abs", "rel", "points", "abs+rel", "abs+ratio", "pct-of-raw"
+__all__ = ["ABS", "ABS_RATIO", "ABS_REL", "DASH", "PCT_OF_RAW", "POINTS", "REL", "TABLES", "WORST", "BuiltTable",
+           "Column", "TableSpec", "build_table"]
+
 DASH = "—"
 SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
+VIA = "via"  # the worst case's attack, in its rows of the aggregate and the numbers
 NUMBER_COLUMNS = ["attack", "metric", "mean", "ci", "n", "n_runs", "n_diverged", "delta", "delta_ci", "rel",
                   "rel_ci", "n_pairs", "note"]
 
 
 def row_fields(agg: pd.DataFrame) -> tuple[str, ...]:
     """The factors a table's rows can vary in: every configuration field but the attack, its
-    settings and the profile (a row shows a victim's metrics beside its attacks' columns)."""
-    return tuple(f for f in victim_fields(agg) if f != "profile")
-
-
-@dataclass(frozen=True)
-class Column:
-    """One column: a metric of an attack's cells (``attack=None``: the trained victim's own metric)."""
-
-    attack: str | None
-    metric: str
-    delta: str = REL
-
-
-@dataclass(frozen=True)
-class TableSpec:
-    """What one of the paper's tables shows.
-
-    Attributes:
-        name: the paper's numeral ("II").
-        title: a short title.
-        caption: how to read it, after the paper's caption.
-        rows: the row factors (Cell fields), in order.
-        columns: the (attack, metric) columns and their Δ display.
-        filters: ``(field, values)``: keep cells whose field is in ``values`` or unset (so Raw,
-            which sets no knob, stays).
-        privacy_positive: relative changes are signed so that + means more privacy.
-        unmapped: what the paper's table has that this spec cannot show.
-    """
-
-    name: str
-    title: str
-    caption: str
-    rows: tuple[str, ...]
-    columns: tuple[Column, ...]
-    filters: tuple[tuple[str, tuple], ...] = ()
-    privacy_positive: bool = False
-    unmapped: str = ""
+    settings, the profile and the worst case's ``via`` (a row shows a victim's metrics beside its
+    attacks' columns)."""
+    return tuple(f for f in victim_fields(agg) if f not in ("profile", VIA))
 
 
 @dataclass
@@ -86,11 +73,14 @@ class BuiltTable:
     n_factors: int = 0
     footnotes: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
 
     @property
     def has_defended_rows(self) -> bool:
-        """Whether a row other than Raw shows up (Raw alone compares nothing)."""
-        return bool(len(self.numbers)) and bool((self.numbers["defense"] != "raw").any()) if "defense" in self.numbers else False
+        """Whether a row other than Raw (and the floor) shows up (Raw alone compares nothing)."""
+        if "defense" not in self.numbers or not len(self.numbers):
+            return False
+        return bool(((self.numbers["defense"] != "raw") & (self.numbers["attack"] != PRIOR)).any())
 
     @property
     def caption(self) -> str:
@@ -99,93 +89,6 @@ class BuiltTable:
         seeds = f"{high} seed{'s' if high != 1 else ''}" if low == high else f"{low}–{high} seeds per configuration"
         return (f"Table {self.spec.name}: {self.spec.title}. {self.spec.caption} Profile '{self.profile}', "
                 f"{seeds}; mean ± 95% CI over seeds (Student t).")
-
-
-def _image_cols(attack: str, metrics: tuple[str, ...], delta: str) -> tuple[Column, ...]:
-    return tuple(Column(attack, m, delta) for m in metrics)
-
-
-SDAR, FORA, FORA_REF, UNSPLIT, FSHA = "sdar", "fora", "decoder-ref", "unsplit", "fsha"
-TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
-    TableSpec(
-        "II", "Privacy and utility vs Raw",
-        "Raw is absolute; other rows: Δ accuracy in points, privacy as relative % change vs Raw. "
-        "Positive privacy values indicate a privacy increase.",
-        ("dataset", "defense", "cr", "lambda_wcc"),
-        (Column(None, "accuracy", POINTS), Column(SDAR, "ssim"), *_image_cols(FORA, ("lpips", "ssim"), REL),
-         *_image_cols(FORA_REF, ("lpips", "ssim"), REL), Column(UNSPLIT, "masked_mse")),
-        privacy_positive=True,
-    ),
-    TableSpec(
-        "III", "Privacy attacks at CR 8×",
-        "Raw is absolute; other rows are the relative change vs. Raw; arrows point toward more privacy.",
-        ("dataset", "defense", "lambda_wcc", "sigma"),
-        (*_image_cols(SDAR, ("lpips", "ssim"), REL), *_image_cols(FORA, ("lpips", "ssim"), REL),
-         *_image_cols(FORA_REF, ("lpips", "ssim"), REL), Column(UNSPLIT, "masked_mse"),
-         Column("har-recon", "median_r2"), Column("har-reid", "reid_accuracy")),
-        filters=(("cr", (8.0,)),),
-    ),
-    TableSpec(
-        "V", "SDAR reconstruction SSIM under DP",
-        "Lower = more private; parentheses give the change relative to Raw at the same cut.",
-        ("cut", "defense", "sigma"), (Column(SDAR, "ssim", ABS_REL),),
-        filters=(("defense", ("raw", "dp", "raw+dp", "lightsplit-f", "lightsplit-f+dp")), ("cr", (8.0,))),
-    ),
-    TableSpec(
-        "VI", "Block-local projection under four reconstruction attacks",
-        "Lower = more private: SDAR as SSIM in % of the matched Raw; FORA, UnSplit and FSHA as SSIM.",
-        ("cut", "defense", "tile", "cr", "sigma"),
-        (Column(SDAR, "ssim", PCT_OF_RAW), Column(FORA, "ssim", ABS), Column(FORA_REF, "ssim", ABS),
-         Column(UNSPLIT, "ssim", ABS), Column(FSHA, "ssim", ABS)),
-        filters=(("defense", ("raw", "block-local", "block-local+dp")), ("lambda_wcc", (0.0,))),
-    ),
-    TableSpec(
-        "VIII", "Block-local utility over tile size",
-        "Raw is absolute accuracy (%); other rows: Δ accuracy (points) vs. matched Raw.",
-        ("dataset", "heads", "defense", "tile", "cr"), (Column(None, "accuracy", POINTS),),
-        filters=(("defense", ("raw", "block-local")), ("lambda_wcc", (0.0,))),
-        unmapped="the paper pairs the transpose and the learned-MLP lift-back per cell; "
-                 "block-local has one lift-back here.",
-    ),
-    TableSpec(
-        "XIII", "FORA: pseudo and white-box reference decoder",
-        "Absolute values; the reference decoder also gives the ratio to Raw (×), on which Δ_Raw is computed.",
-        ("dataset", "defense", "cr", "lambda_wcc"),
-        (*_image_cols(FORA, ("lpips", "ssim"), ABS), Column(FORA_REF, "lpips", ABS_RATIO),
-         Column(FORA_REF, "ssim", ABS_REL), Column(FORA_REF, "mse", ABS_RATIO)),
-    ),
-    TableSpec(
-        "XIV", "UnSplit: foreground-masked and whole-image metrics",
-        "Absolute values; MSE columns add the relative change vs. Raw in parentheses.",
-        ("dataset", "cut", "defense", "cr", "lambda_wcc"),
-        (Column(UNSPLIT, "foreground_ratio", ABS), Column(UNSPLIT, "masked_mse", ABS_REL),
-         Column(UNSPLIT, "mse", ABS_REL), Column(UNSPLIT, "masked_psnr", ABS), Column(UNSPLIT, "psnr", ABS),
-         Column(UNSPLIT, "box_ssim", ABS), Column(UNSPLIT, "ssim", ABS)),
-    ),
-    TableSpec(
-        "XV", "FSHA (active, malicious server) at CR 8×",
-        "Absolute values; LPIPS and MSE add the ratio to Raw (×). Accuracy is the hijacked run's.",
-        ("dataset", "defense", "sigma"),
-        (Column(FSHA, "accuracy", ABS), Column(FSHA, "lpips", ABS_RATIO), Column(FSHA, "mse", ABS_RATIO),
-         Column(FSHA, "ssim", ABS)),
-        filters=(("cr", (8.0,)),),
-    ),
-    TableSpec(
-        "XVI", "Attackers optimized around the public projection",
-        "Reconstruction SSIM of decoders reading z, z with the lift-back zRᵀ, z with the gradient g, "
-        "and all three fused.",
-        ("dataset", "cut", "defense", "cr"),
-        tuple(Column(a, "ssim", ABS) for a in ("decoder-z", "decoder-z-lift", "decoder-z-grad", "decoder-fused")),
-    ),
-    TableSpec(
-        "XX", "Full attack sweep: Δ vs. Raw",
-        "Raw is absolute; other rows are the relative change vs. Raw; arrows point toward more privacy.",
-        ("dataset", "cut", "protocol", "defense", "cr", "lambda_wcc"),
-        tuple(Column(a, m) for a in (SDAR, FORA, FORA_REF, "decoder", UNSPLIT) for m in ("mse", "ssim")),
-        unmapped="the paper's text gives no caption for Table XX; this is the full (CR, λ_WCC) sweep "
-                 "of ΔMSE and ΔSSIM that Fig. 5 plots.",
-    ),
-)}
 
 
 def _keep(frame: pd.DataFrame, filters: tuple[tuple[str, tuple], ...]) -> pd.DataFrame:
@@ -209,7 +112,7 @@ def _cell_text(row: pd.Series, col: Column, spec: TableSpec) -> str | tuple[str,
     ci = lambda v, unit="": "" if math.isnan(v) else f" ± {v:.1f}{unit}"  # noqa: E731
     rel, rel_ci = row["rel"], row["rel_ci"]
     if col.delta == REL:
-        sign = PRIVACY_DIRECTION.get(metric, 1) if spec.privacy_positive else 1
+        sign = (privacy_direction(metric) or 1) if spec.privacy_positive else 1
         return f"{sign * rel:+.1f}{ci(rel_ci)}%".replace("-", MINUS)
     if col.delta == POINTS:
         return number(row["delta"], metric, signed=True) + ("" if math.isnan(row["delta_ci"]) else f" ± {number(row['delta_ci'], metric)}")
@@ -225,6 +128,13 @@ def _cell_text(row: pd.Series, col: Column, spec: TableSpec) -> str | tuple[str,
 def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None) -> BuiltTable:
     """Build one table from the tidy table.
 
+    Besides one row per configuration, a table with image attack columns gets a floor row per
+    (dataset, victim, cut) where the ``prior`` attack was run (:mod:`bench.report.floor`: its
+    absolute value of each column's metric, a min-max column's from the prior's as-returned metric;
+    blank in the victim's and HAR columns), placed after the last row of that (dataset, victim, cut);
+    without prior cells there is no floor row. A :data:`WORST` column shows the worst case over
+    every image attack stored (:mod:`bench.report.worst_case`), absolute, with the attack's name.
+
     Args:
         table: the tidy result table.
         spec: the table to build.
@@ -237,17 +147,21 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         ValueError: mixed profiles without ``profile``, or an absent profile.
     """
     table = select_profile(table, profile)
-    attacks = {c.attack for c in spec.columns if c.attack is not None}
+    attacks = {c.attack for c in spec.columns if c.attack not in (None, WORST)}
     metrics = {c.metric for c in spec.columns}
     parts = []
     if any(c.attack is None for c in spec.columns):
         parts.append(aggregate(victim_view(table), metrics=metrics).assign(attack=None))
+    if worst_metrics := {c.metric for c in spec.columns if c.attack == WORST}:
+        parts.append(worst_case(table, worst_metrics).rename(columns={"attack": VIA}).assign(attack=WORST))
     parts.append(aggregate(table[table["attack"].isin(attacks)], metrics=metrics))
     agg = _keep(pd.concat([p for p in parts if not p.empty] or [parts[-1]], ignore_index=True), spec.filters)
     present, missing = [], []
     for col in spec.columns:
         mine = agg[(agg["attack"].isna() if col.attack is None else agg["attack"] == col.attack)]
-        if mine.empty:
+        if mine.empty and col.attack == WORST:
+            missing.append(f"{ATTACK_LABELS[WORST]} (no image attack stored {metric_label(col.metric)})")
+        elif mine.empty:
             missing.append(f"{ATTACK_LABELS.get(col.attack, col.attack)} (no stored cell with attack '{col.attack}')"
                            if col.attack else "the victims' metrics (no stored cell)")
         elif (mine["metric"] == col.metric).any():
@@ -261,7 +175,6 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     fields = row_fields(agg)
     cells = {(_key(r, fields), _none(r["attack"]), r["metric"]): r for r in records}
     stored = {(_key(r, fields), _none(r["attack"])) for r in records}
-    fields = row_fields(agg)
     configs = pd.DataFrame(records, columns=list(fields))[list(fields)].drop_duplicates()
     factors = _factors(configs, spec.rows, fields)
     configs = configs.sort_values(
@@ -269,9 +182,13 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     ) if len(configs) else configs
     header = [("", FACTOR_LABELS.get(f, f)) for f in factors]
     header += [(ATTACK_LABELS.get(c.attack or "none", c.attack or ""), metric_label(c.metric)) for c in present]
+    floor = floor_lookup(prior_floor(table))
+    floored = [c for c in present if is_image_attack(c.attack) and privacy_direction(c.metric)]
+    config_rows = configs.to_dict("records")
+    last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     footnotes: list[str] = []
-    body_rows, numbers = [], []
-    for config in configs.to_dict("records"):
+    body_rows, numbers, floor_keys = [], [], []
+    for i, config in enumerate(config_rows):
         key = _key(config, fields)
         line = [factor_value(f, config[f]) for f in factors]
         for col in present:
@@ -281,17 +198,55 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
             else:
                 text = _cell_text(r, col, spec)
                 numbers.append({**{f: config[f] for f in factors}, "attack": col.attack or "none",
-                                **{k: r[k] for k in NUMBER_COLUMNS[1:]}})
+                                **{k: r[k] for k in NUMBER_COLUMNS[1:]}, **({VIA: r[VIA]} if col.attack == WORST else {})})
                 if isinstance(text, str) and r["n_diverged"]:
                     text = (text, f"{r['n_diverged']} of {r['n_runs']} runs diverged (left out)")
+                if isinstance(text, str) and col.attack == WORST:
+                    text += f" ({ATTACK_LABELS.get(r[VIA], r[VIA])})"
             line.append(text if isinstance(text, str) else _mark(text, footnotes))
         body_rows.append(line)
+        place = tuple(config[k] for k in FLOOR_KEYS)
+        if last[place] == i and any((*place, floor_metric(c.metric)) in floor for c in floored):
+            floor_keys.append(place)
+            body_rows.append(_floor_line(place, factors, present, floored, floor, spec, footnotes, numbers))
     labels = [f"{g}: {m}" if g else m for g, m in header]
     body = pd.DataFrame(body_rows, columns=labels)
     numbers_frame = pd.DataFrame(numbers, columns=None if numbers else NUMBER_COLUMNS)
     profile_name = str(table["profile"].iloc[0]) if len(table) else (profile or "")
+    notes = [WORST_NOTE.format(metric=metric_label(c.metric).rstrip(" ↑↓")) for c in present if c.attack == WORST]
+    if floor_keys:
+        notes += [FLOOR_NOTE, *baseline_notes(table, floor_keys, [c.metric for c in floored])]
     return BuiltTable(spec, profile_name, _seeds(table, spec, present), header, body, numbers_frame, len(factors),
-                      footnotes, missing)
+                      footnotes, missing, notes)
+
+
+WORST_NOTE = ("Worst case: per row, the most leaking {metric} of every image attack stored for that configuration "
+              "(not only this table's attacks), absolute, with the attack that reached it.")
+FLOOR_NOTE = (f"{FLOOR_LABEL}: the prior attack's absolute value (the mean auxiliary image; it never reads the "
+              "payload) on the same dataset, victim and cut, over every defense it ran under; an attack at or past "
+              "it measured no leakage. A min-max column's floor is the prior's as-returned metric.")
+
+
+def _floor_line(place: tuple, factors: list[str], present: list[Column], floored: list[Column], floor: dict,
+                spec: TableSpec, footnotes: list[str], numbers: list[dict]) -> list[str]:
+    """The floor row of one (dataset, victim, cut): the prior's value in each image attack column."""
+    label_at = "defense" if "defense" in factors else factors[0]
+    keys = dict(zip(FLOOR_KEYS, place))
+    line = [factor_value(f, keys[f]) if f in keys else FLOOR_LABEL if f == label_at else "" for f in factors]
+    for col in present:
+        metric = floor_metric(col.metric)
+        r = floor.get((*place, metric)) if col in floored else None
+        if col not in floored:
+            line.append("")
+        elif r is None:
+            line.append(_mark((DASH, f"not recorded by the prior attack ({metric})"), footnotes))
+        else:
+            text = _cell_text({**r, "is_raw": True}, Column(PRIOR, metric, ABS), spec)
+            line.append(text if isinstance(text, str) else _mark(text, footnotes))
+            number_row = {**{f: keys.get(f) for f in factors}, "attack": PRIOR, **{k: r.get(k, math.nan) for k in NUMBER_COLUMNS[1:]}}
+            if number_row not in numbers:
+                numbers.append(number_row)
+    return line
 
 
 def _none(value: object) -> object:
@@ -324,5 +279,6 @@ def _seeds(table: pd.DataFrame, spec: TableSpec, present: list[Column]) -> tuple
     """The seeds of the stored runs behind the shown columns."""
     rows = _keep(ok_rows(table), spec.filters)
     if not any(c.attack is None for c in present):
-        rows = rows[rows["attack"].isin([c.attack for c in present])]
+        shown = rows["attack"].isin([c.attack for c in present])
+        rows = rows[shown | (rows["attack"].map(is_image_attack) if any(c.attack == WORST for c in present) else False)]
     return tuple(sorted(int(s) for s in rows["seed"].unique()))

@@ -52,7 +52,7 @@ def test_verify_prints_one_line_per_claim_and_the_counts(capsys, results):
     assert code == 0, err
     cpu_claims = [c for c in CLAIMS if "cpu" in c.profiles]
     assert len(lines) == len(cpu_claims) + 1
-    assert lines[-1] == f"2 held, 1 not held, {len(cpu_claims) - 3} not testable (cpu profile)"
+    assert lines[-1] == f"2 held, 1 not held, 0 no leakage measured, {len(cpu_claims) - 3} not testable (cpu profile)"
     assert ("[    held    ] sdar-ssim-lsf-below-topk-cr8 (Table II): sdar: LightSplit-F lowers SSIM more than topk "
             "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 (n=2) < topk CR 8 / sdar 0.5000 (n=2)") in lines
     assert ("[  not held  ] fora-ssim-lsf-below-topk-cr8 (Table II): fora: LightSplit-F lowers SSIM more than topk "
@@ -103,4 +103,26 @@ def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):
     code, _, err = run_cli(capsys, ["verify", "--results", str(mixed)])
     assert code == 2 and "results hold profiles cpu, smoke; pick one with --profile" in err
     code, out, _ = run_cli(capsys, ["verify", "--results", str(mixed), "--profile", "smoke"])
-    assert code == 0 and out.splitlines()[-1] == "0 held, 0 not held, 0 not testable (smoke profile)"
+    assert code == 0 and out.splitlines()[-1] == "0 held, 0 not held, 0 no leakage measured, 0 not testable (smoke profile)"
+
+
+def test_verify_reports_no_leakage_and_an_unreached_cr(capsys, tmp_path):
+    """SDAR on LightSplit-F sits on the prior's floor: its claim against top-K is "no leakage measured";
+    learned 1×1 at nominal CR 16 realises CR 8: its claim is "not testable"."""
+    root = write(tmp_path / "floor", [
+        *[record("lightsplit-f", s, {"ssim": v}, attack="sdar", cr=8.0) for s, v in enumerate((0.20, 0.22))],
+        *[record("topk", s, {"ssim": v}, attack="sdar", cr=8.0) for s, v in enumerate((0.50, 0.52))],
+        *[record("raw", s, {"ssim": v}, attack="prior") for s, v in enumerate((0.21, 0.23))],
+        *[record("lightsplit-f", s, {"ssim": 0.5, "realized_cr": 16.0}, attack="decoder-ref", cr=16.0) for s in (0, 1)],
+        *[record("learned-1x1", s, {"ssim": 0.9, "realized_cr": 8.0}, attack="decoder-ref", cr=16.0) for s in (0, 1)],
+    ])
+    code, out, err = run_cli(capsys, ["verify", "--results", str(root)])
+    assert code == 0, err
+    lines = out.splitlines()
+    floor = next(line for line in lines if " sdar-ssim-lsf-below-topk-cr8 " in line)
+    assert floor.startswith("[no leakage measured] ")
+    assert "vs the floor (prior ssim) 0.2200 (n=2)" in floor and floor.endswith("< topk CR 8 / sdar 0.5100 (n=2)")
+    capped = next(line for line in lines if " decoder-ref-ssim-lsf-below-learned-1x1-cr16 " in line)
+    assert capped.startswith("[not testable] ")
+    assert capped.endswith("learned-1x1 reaches a realised CR of 8 on this victim, not the nominal 16 the claim is made at")
+    assert ", 1 no leakage measured, " in lines[-1]

@@ -1,5 +1,6 @@
 """A synthetic tidy table with known values: 3 seeds, Raw + LightSplit-F at CR 8 and 16, attacks
-decoder-ref and UnSplit (plus the victims' own ``none`` cells), one diverged run, LPIPS missing."""
+decoder-ref and UnSplit (plus the victims' own ``none`` cells; UnSplit also scored min-max), one
+diverged run, LPIPS missing. No ``prior`` cells: the floor row has tests of its own."""
 from __future__ import annotations
 
 import pandas as pd
@@ -24,6 +25,7 @@ ATTACK_METRICS = {
         "ssim": {"raw": (0.50, 0.52, 0.54), "ls8": (0.30, 0.32, 0.34), "ls16": (0.20, 0.22, 0.0)},
         "mse": {"raw": (0.05, 0.06, 0.07), "ls8": (0.08, 0.09, 0.10), "ls16": (0.11, 0.12, 0.9)},
         "masked_mse": {"raw": (0.10, 0.11, 0.12), "ls8": (0.13, 0.14, 0.12), "ls16": (0.15, 0.16, 0.99)},
+        "masked_mse_minmax": {"raw": (0.20, 0.22, 0.24), "ls8": (0.25, 0.26, 0.24), "ls16": (0.30, 0.32, 0.99)},
     },
 }
 DIVERGED = ("unsplit", "ls16", 2)  # this run diverged: its values above are junk and must be left out

@@ -64,3 +64,84 @@ def test_every_registered_claim_names_registered_defenses_and_attacks():
         for selector in filter(None, (claim.left, claim.right)):
             split_name(selector.defense)  # raises on an unknown defense or transform
             assert selector.attack == "none" or selector.attack in ATTACKS.names(), claim.id
+
+
+def cells(attack: str, defense: str, cr: float | None, per_seed: dict[str, tuple[float, ...]]) -> list[CellRecord]:
+    """One record per seed of one configuration; ``per_seed`` maps each metric to its values by seed."""
+    n = len(next(iter(per_seed.values())))
+    return [CellRecord(Cell(defense=defense, defense_knobs={} if cr is None else {"cr": cr}, seed=s, attack=attack, **BASE),
+                       "ok", {m: v[s] for m, v in per_seed.items()}) for s in range(n)]
+
+
+def test_privacy_gain_side_is_the_side_the_claim_calls_more_private():
+    from bench.report.claims import CLAIMS, privacy_gain_side
+
+    assert privacy_gain_side(CLAIM) == CLAIM.left  # lightsplit-f < topk on SSIM
+    claims = {c.id: c for c in CLAIMS}
+    above = claims["sdar-ssim-topk32-above-lsf8"]  # topk 32 > lightsplit-f 8 on SSIM: the right side
+    assert privacy_gain_side(above) == above.right
+    unsplit = claims["unsplit-masked-mse-topk-above-raw-cr8"]  # topk > raw on masked MSE: the left side
+    assert privacy_gain_side(unsplit) == unsplit.left
+    for cid in ("utility-dp-keeps-96pct", "decoder-z-lift-gains-at-most-0.032-ssim", "sdar-raw-l4-ssim"):
+        assert privacy_gain_side(claims[cid]) is None  # utility, two attacks, a value
+
+
+def test_an_attack_on_the_floor_measures_no_leakage():
+    from bench.report.claims import NO_LEAKAGE
+
+    base = [*cells("sdar", "lightsplit-f", 8.0, {"ssim": (0.20, 0.24)}), *cells("sdar", "topk", 8.0, {"ssim": (0.60, 0.64)})]
+    # the prior under two defenses: per-seed means 0.21, 0.25 (mean 0.23): SDAR's 0.22 is within 2·SE = 0.0566
+    prior = [*cells("prior", "raw", None, {"ssim": (0.20, 0.24)}), *cells("prior", "topk", 8.0, {"ssim": (0.22, 0.26)})]
+    verdict = verify(records_to_table(base + prior), "cpu", [CLAIM])[0]
+    assert verdict.status == NO_LEAKAGE
+    assert verdict.detail.startswith("ssim: lightsplit-f CR 8 / sdar 0.2200 (n=2) vs the floor (prior ssim) 0.2300 (n=2)")
+    assert verdict.detail.endswith("< topk CR 8 / sdar 0.6200 (n=2)")
+    assert verify(records_to_table(base), "cpu", [CLAIM])[0].status == HELD  # no prior cells: no floor check
+    # a floor well below SDAR's 0.22 (0.05 ± 0.02): the attack leaks, the ordering decides
+    low = [*cells("prior", "raw", None, {"ssim": (0.04, 0.06)})]
+    assert verify(records_to_table(base + low), "cpu", [CLAIM])[0].status == HELD
+    # worse than the floor, one seed each (no spread): still no leakage measured
+    one = [*cells("sdar", "lightsplit-f", 8.0, {"ssim": (0.10,)}), *cells("sdar", "topk", 8.0, {"ssim": (0.6,)}),
+           *cells("prior", "raw", None, {"ssim": (0.12,)})]
+    assert verify(records_to_table(one), "cpu", [CLAIM])[0].status == NO_LEAKAGE
+    # a prior of another cut is not this victim's floor
+    other = [CellRecord(Cell(defense="raw", seed=0, attack="prior", **{**BASE, "cut": "split-4"}), "ok", {"ssim": 0.22})]
+    assert verify(records_to_table(base + other), "cpu", [CLAIM])[0].status == HELD
+
+
+def test_a_min_max_claim_is_floored_by_the_priors_as_returned_metric():
+    from bench.report.claims import NO_LEAKAGE
+
+    claim = Claim("m", "Table III", "lsf raises min-max masked MSE", "masked_mse_minmax",
+                  Selector("lightsplit-f", "unsplit", 8.0), ">", Selector("raw", "unsplit"), profiles=("cpu",))
+    base = [*cells("unsplit", "lightsplit-f", 8.0, {"masked_mse_minmax": (0.50, 0.52)}),
+            *cells("unsplit", "raw", None, {"masked_mse_minmax": (0.20, 0.22)})]
+    at_floor = cells("prior", "raw", None, {"masked_mse": (0.50, 0.52), "masked_mse_minmax": (0.9, 0.9)})
+    assert verify(records_to_table(base + at_floor), "cpu", [claim])[0].status == NO_LEAKAGE
+    above = cells("prior", "raw", None, {"masked_mse": (0.9, 0.9), "masked_mse_minmax": (0.50, 0.52)})
+    assert verify(records_to_table(base + above), "cpu", [claim])[0].status == HELD
+
+
+def test_a_cr_the_defense_does_not_reach_is_not_testable():
+    claim = Claim("l", "Table XIII", "lsf below learned 1x1 at 16", "ssim", Selector("lightsplit-f", "decoder-ref", 16.0),
+                  "<", Selector("learned-1x1", "decoder-ref", 16.0), profiles=("cpu",))
+    lsf = cells("decoder-ref", "lightsplit-f", 16.0, {"ssim": (0.5,), "realized_cr": (16.0,)})
+    capped = cells("decoder-ref", "learned-1x1", 16.0, {"ssim": (0.9,), "realized_cr": (8.0,)})
+    verdict = verify(records_to_table(lsf + capped), "cpu", [claim])[0]
+    assert verdict.status == NOT_TESTABLE
+    assert verdict.detail == ("learned-1x1 CR 16 / decoder-ref: learned-1x1 reaches a realised CR of 8 on this victim, "
+                              "not the nominal 16 the claim is made at")
+    within = cells("decoder-ref", "learned-1x1", 16.0, {"ssim": (0.9,), "realized_cr": (15.9,)})  # 0.6% off: testable
+    assert verify(records_to_table(lsf + within), "cpu", [claim])[0].status == HELD
+    # the attack cells lack realized_cr: the victim's own cell (attack none) says it
+    victim = cells("none", "learned-1x1", 16.0, {"accuracy": (0.9,), "realized_cr": (8.0,)})
+    bare = cells("decoder-ref", "learned-1x1", 16.0, {"ssim": (0.9,)})
+    assert verify(records_to_table(lsf + bare + victim), "cpu", [claim])[0].status == NOT_TESTABLE
+    assert verify(records_to_table(lsf + bare), "cpu", [claim])[0].status == HELD  # nothing stored: no check
+
+
+def test_the_verdicts_in_the_order_verify_counts_them():
+    from bench.report.claims import NO_LEAKAGE, VERDICTS
+
+    assert VERDICTS == (HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE) == ("held", "not held", "no leakage measured",
+                                                                       "not testable")

@@ -43,7 +43,7 @@ def test_all_runs_diverged_is_a_dash_with_a_footnote():
             r.metrics["diverged"] = 1.0
     built = build_table(records_to_table(records), TABLES["II"])
     row = built.body[built.body["CR"] == "16×"].iloc[0]
-    assert row["UnSplit: masked MSE ↑"].startswith("—") and "all 3 runs diverged" in built.footnotes
+    assert row["UnSplit: masked MSE (min-max) ↑"].startswith("—") and "all 3 runs diverged" in built.footnotes
 
 
 def test_csv_holds_the_numbers(tidy):
@@ -51,8 +51,10 @@ def test_csv_holds_the_numbers(tidy):
 
     numbers = pd.read_csv(StringIO(to_csv(build_table(tidy, TABLES["II"]))))
     assert {"mean", "ci", "n", "n_diverged", "delta", "delta_ci", "rel", "rel_ci"} <= set(numbers.columns)
-    hit = numbers[(numbers["attack"] == "unsplit") & (numbers["cr"] == 16.0) & (numbers["metric"] == "masked_mse")]
-    assert hit["n"].item() == 2 and hit["n_diverged"].item() == 1 and hit["mean"].item() == pytest.approx(0.155)
+    hit = numbers[(numbers["attack"] == "unsplit") & (numbers["cr"] == 16.0) & (numbers["metric"] == "masked_mse_minmax")]
+    assert hit["n"].item() == 2 and hit["n_diverged"].item() == 1 and hit["mean"].item() == pytest.approx(0.31)
+    worst = numbers[(numbers["attack"] == "worst-case") & (numbers["cr"] == 16.0)]
+    assert worst["via"].item() == "decoder-ref" and worst["mean"].item() == pytest.approx(0.42)
 
 
 def test_a_table_without_data_says_so(tidy):
