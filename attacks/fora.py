@@ -11,10 +11,10 @@ from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, config_for, scale_counts
 from attacks.decoder_nets import ConvImageDecoder, DecoderBudget, fit, predict
-from attacks.fora_nets import Substitute, SubstituteHead, build_critic, gradient_penalty, payload_layout
+from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
 from attacks.mmd import mk_mmd
 from attacks.view import AttackerView, Capability
-from defenses.payload import as_vector, detach, values_of
+from defenses.payload import values_of
 
 
 @dataclass(frozen=True)
@@ -30,8 +30,8 @@ class FORABudget:
         substitute_lr: Adam lr of the substitute [1e-4].
         critic_lr: Adam lr of the critic [3e-4].
         substitute_width: channels of the substitute's first conv.
-        critic_width: channels of the conv critic's first conv (the MLP critic uses 8×).
-        critic_blocks: residual blocks of the conv critic [6].
+        critic_width: channels of the critic's first conv.
+        critic_blocks: residual blocks of the critic [6].
         eval_size: samples per side for the MK-MMD before/after training (``fora_mmd_*``).
     """
 
@@ -76,7 +76,7 @@ class FORAHistory:
     Attributes:
         mmd: the MK-MMD of each substitute step's batches.
         critic_gap: ``mean D(s) − mean D(z)`` of each critic step (before its update): the critic's
-            estimate of the Wasserstein-1 distance between substitute and victim payloads (NaN where
+            estimate of the Wasserstein-1 distance between substitute and victim cut maps (NaN where
             that step's gradient penalty was not finite).
         distance: mean ``‖s_i − z_j‖`` over that step's cross pairs, an upper bound of the gap for a
             1-Lipschitz critic.
@@ -100,7 +100,7 @@ def fora_divergence(history: FORAHistory, *, window: float = 0.1, lipschitz_slac
     """Why the substitute phase counts as collapsed, or ``None`` when it looks healthy.
 
     Collapsed when (checked in this order) any recorded value is non-finite; the final MK-MMD is no
-    lower than the initial one (the substitute did not approach the victim's payload distribution);
+    lower than the initial one (the substitute did not approach the victim's cut-map distribution);
     or the critic gap, averaged over the last ``window`` of iterations, exceeds ``lipschitz_slack``
     times the mean cross distance of the same iterations (the critic escaped the Lipschitz
     constraint and its scores run away).
@@ -141,28 +141,34 @@ class FORA(PassiveAttack):
     """FORA: train a substitute client whose payloads match the victim's, a decoder that inverts the
     substitute on the attacker's own images, and apply that decoder to the victim's payloads.
 
-    Three phases on a snapshot of the targets' payloads ``z`` (the paper's sequential description;
-    the released code interleaves them with victim training, one step of each per iteration):
+    Every network reads *cut maps* (:meth:`~defenses.base.Defense.cut_map`: raw ``z``, ``R z̃`` for
+    every projection, LightSplit-L included, the dense top-K map, the server 1×1 output; DP: the noisy
+    payload mapped alike), so the critic and decoder are the same classes and sizes for every defense
+    of a cut. Three phases on a snapshot of the targets' cut maps ``m = view.cut_map(z)`` (the paper's
+    sequential description; the released code interleaves them with victim training):
 
     1. Substitute ``s`` = a substitute head of a *different* architecture (:class:`SubstituteHead`)
-       followed by a fresh copy of the defense (``view.defense_factory()``: public operations and
-       R; a learned 1×1 encoder is freshly initialised and trained as part of ``s``), so ``s``
-       emits payloads of the victim's form. Each iteration draws equal-size batches of ``z`` and of
-       aux images ``x_a`` with the attack's own generator, then
-       (a) steps ``s`` on ``(1 − a)·mean D(s(x_a)) + a·MKMMD(z, s(x_a))``, payloads compared as
-       dense vectors (``as_vector``); (b) steps the critic ``D`` on ``mean D(z) − mean D(s(x_a)) +
-       λ·GP`` with the substitute features of (a) detached: ``D`` scores victim payloads low, and
-       ``s`` moves toward them by lowering its score.
-    2. Pseudo decoder (``ConvImageDecoder``) trained with MSE on ``(lift(s(x_aux)), x_aux)``, ``s``
-       frozen, where ``lift`` is the server half of the defense (``view.server_defense.decode``).
-    3. ``x̂ = clamp(decoder(lift(z)), 0, 1)`` for every target.
+       followed by the attacker's copy of the defense (``view.defense_factory()``: public operations,
+       R, the DP clip and noise, the trained server half frozen, a fresh client half trained as part of
+       ``s``), read through ``cut_map``; top-K runs straight-through (``attacker_encode``) so the whole
+       map, not only the kept support, gets a gradient. Each iteration draws equal-size batches of
+       ``m`` and of aux images ``x_a`` with the attack's own generator, then
+       (a) steps ``s`` on ``(1 − a)·mean D(s(x_a)) + a·MKMMD(m, s(x_a))``, the MK-MMD on the same cut
+       maps flattened; (b) steps the critic ``D`` (:class:`ConvCritic`) on ``mean D(m) − mean
+       D(s(x_a)) + λ·GP`` with the maps of (a) detached: ``D`` scores victim maps low, and ``s``
+       moves toward them by lowering its score.
+    2. Pseudo decoder (``ConvImageDecoder``) trained with MSE on ``(s(x_aux), x_aux)``, ``s`` frozen
+       (DP noise still drawn, as on the victim's payloads).
+    3. ``x̂ = clamp(decoder(m), 0, 1)`` for every target.
+
+    Substitute head, critic and decoder are built at construction (:meth:`networks`) and trained in
+    place by :meth:`run`.
 
     Deviations from the released code (X1aoyangXu/FORA):
 
     * Sequential phases on a snapshot (above): the decoder sees a finished substitute.
-    * Networks at reduced scale (:mod:`attacks.fora_nets`). A vector payload (LightSplit's
-      ``Rᵀz``) is judged by an MLP critic, as FSHA's critic does for vector features; map payloads
-      (raw and top-K read in the cut shape, a learned 1×1's code) by a conv critic.
+    * Networks at reduced scale (:mod:`attacks.fora_nets`); the critic reads the cut map of every
+      defense (released: the raw smashed data only).
     * Substitute BatchNorm statistics are re-estimated on all aux images (cumulative average, no
       gradient) before the substitute is frozen; the decoder's pairs are then computed in eval
       mode (released: train-mode batch statistics). ``fora_mmd_*`` use the same recalibrated copies.
@@ -177,7 +183,7 @@ class FORA(PassiveAttack):
       2,000 iterations bought no SSIM (0.657 vs 0.647). ``smoke``: 4 iterations, 1 decoder epoch.
       MnistNet split-2, 1,000 MNIST targets, 2,000 aux images, one torch thread on a busy 2-core
       box: 76 s (raw) and 58 s (LightSplit-F, CR 8) per attack, ~50 ms per iteration and
-      ~0.1 s per decoder step.
+      ~0.1 s per decoder step (measured before the critic read cut maps).
 
     Diverged: :func:`fora_divergence` — a non-finite value, the MK-MMD on fixed samples not lower
     after training than before, or a critic gap beyond twice its 1-Lipschitz bound. The paper
@@ -195,7 +201,7 @@ class FORA(PassiveAttack):
     Args:
         view: what the server holds.
         profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
-        seed: seeds every initialisation, batch order and interpolation of the attack.
+        seed: seeds every initialisation, batch order, interpolation and DP draw of the attack.
         budget: multiplier on the substitute's iterations and the pseudo decoder's epochs.
         config: an explicit configuration, overriding the profile's.
 
@@ -221,41 +227,49 @@ class FORA(PassiveAttack):
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")
         self.config = budget
         self.history: FORAHistory | None = None
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)
+            self.substitute = Substitute(
+                SubstituteHead(view.input_shape, view.cut_shape, budget.substitute_width), view.defense_factory()
+            )
+            self.critic = ConvCritic(view.cut_shape, budget.critic_width, budget.critic_blocks)
+            self.decoder = ConvImageDecoder(view.cut_shape, view.input_shape, budget.decoder.width)
+
+    def networks(self) -> dict[str, nn.Module]:
+        """The substitute head, the critic and the pseudo decoder (the defense copy is not the attacker's)."""
+        return {"substitute_head": self.substitute.head, "critic": self.critic, "decoder": self.decoder}
 
     def run(self) -> AttackOutput:
         """Train substitute and critic, then the pseudo decoder; reconstruct every target."""
-        budget, view = self.config, self.view
-        dtype = torch.get_default_dtype()
-        z_all = as_vector(detach(view.targets.payloads)).to(dtype)
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.seed)  # the DP noise of the substitute's path
+            return self._run()
+
+    def _run(self) -> AttackOutput:
+        budget, view, dtype = self.config, self.view, torch.get_default_dtype()
+        maps = view.cut_map(view.targets.payloads).to(dtype)
         aux = view.aux.inputs.to(dtype)
         generator = torch.Generator().manual_seed(self.seed)
-        layout = payload_layout(view)
-        with torch.random.fork_rng(devices=[]):
-            torch.manual_seed(self.seed)
-            head = SubstituteHead(view.input_shape, view.cut_shape, budget.substitute_width)
-            substitute = Substitute(head, view.defense_factory())
-            critic = build_critic(layout, conv_width=budget.critic_width, mlp_width=8 * budget.critic_width,
-                                  blocks=budget.critic_blocks)
-            decoder = ConvImageDecoder(view.cut_shape, view.input_shape, budget.decoder.width)
-        n_eval = min(budget.eval_size, len(z_all), len(aux))
-        z_eval = z_all[torch.randperm(len(z_all), generator=generator)[:n_eval]]
+        n_eval = min(budget.eval_size, len(maps), len(aux))
+        maps_eval = maps[torch.randperm(len(maps), generator=generator)[:n_eval]]
         aux_eval = aux[torch.randperm(len(aux), generator=generator)[:n_eval]]
 
-        mmd_initial = self._eval_mmd(self._frozen(substitute, aux), z_eval, aux_eval)
-        mmd, gap, distance = self._transfer(substitute, critic, z_all, aux, layout, generator)
-        frozen = self._frozen(substitute, aux)
-        mmd_final = self._eval_mmd(frozen, z_eval, aux_eval)
+        mmd_initial = _mmd(maps_eval, self._frozen(aux).cut_map(aux_eval))
+        mmd, gap, distance = self._transfer(maps, aux, generator)
+        frozen = self._frozen(aux)
+        mmd_final = _mmd(maps_eval, frozen.cut_map(aux_eval))
         history = self.history = FORAHistory(tuple(mmd), tuple(gap), tuple(distance), mmd_initial, mmd_final)
 
         with torch.no_grad():
-            lifted_aux = torch.cat([view.lift(frozen(part)) for part in aux.split(500)])
-        decoder_history = fit(decoder, (lifted_aux.to(dtype),), aux, budget.decoder, self.seed)
-        recon = predict(decoder, (view.lift(view.targets.payloads).to(dtype),))
+            aux_maps = torch.cat([frozen.cut_map(part) for part in aux.split(500)])
+        decoder_history = fit(self.decoder, (aux_maps.to(dtype),), aux, budget.decoder, self.seed)
+        recon = predict(self.decoder, (maps,))
         reason = fora_divergence(history)
         notes = {
-            "fora_mmd_initial": "MK-MMD(victim payloads, substitute payloads of aux images) before training",
-            "fora_mmd_final": "the same after training (lower: the substitute approached the victim's payloads)",
+            "fora_mmd_initial": "MK-MMD(victim cut maps, substitute cut maps of aux images) before training",
+            "fora_mmd_final": "the same after training (lower: the substitute approached the victim's cut maps)",
             "fora_critic_gap": "mean D(s) − mean D(z) over the last 10% of critic steps (Wasserstein-1 estimate)",
+            "fora_decoder_train_mse": "the pseudo decoder's training MSE on the aux images, last epoch",
         }
         if reason is not None:
             notes["diverged"] = reason
@@ -273,62 +287,60 @@ class FORA(PassiveAttack):
             diverged=reason is not None,
         )
 
-    def _transfer(
-        self, substitute: Substitute, critic: nn.Module, z_all: Tensor, aux: Tensor, layout: tuple[int, ...],
-        generator: torch.Generator,
-    ) -> tuple[list[float], list[float], list[float]]:
+    def _transfer(self, maps: Tensor, aux: Tensor, generator: torch.Generator) -> tuple[list[float], ...]:
         """Phase 1: alternate substitute and critic steps; stops early at a non-finite loss."""
-        budget = self.config
-        size = min(budget.batch_size, len(z_all), len(aux))
-        target_batches, aux_batches = _Batches(len(z_all), size, generator), _Batches(len(aux), size, generator)
+        budget, substitute, critic = self.config, self.substitute, self.critic
+        size = min(budget.batch_size, len(maps), len(aux))
+        target_batches, aux_batches = _Batches(len(maps), size, generator), _Batches(len(aux), size, generator)
         sub_opt = torch.optim.Adam(substitute.trainable(), lr=budget.substitute_lr)
         critic_opt = torch.optim.Adam(critic.parameters(), lr=budget.critic_lr)
         substitute.train()
         critic.train()
         mmd, gap, distance = [], [], []
         for _ in range(budget.iterations):
-            z, x_a = z_all[next(target_batches)], aux[next(aux_batches)]
+            z, x_a = maps[next(target_batches)], aux[next(aux_batches)]
             # (a) substitute step: the critic's gradient reaches s but its weights stay put.
             critic.requires_grad_(False)
-            s = as_vector(substitute(x_a))
-            loss_mmd = mk_mmd(z, s)
-            loss = (1 - budget.alpha) * critic(s.view(-1, *layout)).mean() + budget.alpha * loss_mmd
+            s = substitute.cut_map(x_a)
+            loss_mmd = mk_mmd(z.flatten(1), s.flatten(1))
+            loss = (1 - budget.alpha) * critic(s).mean() + budget.alpha * loss_mmd
             sub_opt.zero_grad(set_to_none=True)
             loss.backward()
             sub_opt.step()
             critic.requires_grad_(True)
-            # (b) critic step on the same batches, substitute features of (a) detached.
+            # (b) critic step on the same batches, substitute maps of (a) detached.
             s = s.detach()
-            s_map, z_map = s.view(-1, *layout), z.view(-1, *layout)
-            wasserstein = critic(z_map).mean() - critic(s_map).mean()
-            penalty = gradient_penalty(critic, s_map, z_map, weight=budget.lambda_gp, generator=generator)
+            wasserstein = critic(z).mean() - critic(s).mean()
+            penalty = gradient_penalty(critic, s, z, weight=budget.lambda_gp, generator=generator)
             critic_opt.zero_grad(set_to_none=True)
             (wasserstein + penalty).backward()
             critic_opt.step()
             mmd.append(loss_mmd.item())
             gap.append(-wasserstein.item() if math.isfinite(penalty.item()) else math.nan)
-            distance.append(torch.cdist(s, z).mean().item())
+            distance.append(torch.cdist(s.flatten(1), z.flatten(1)).mean().item())
             if not (math.isfinite(mmd[-1]) and math.isfinite(gap[-1])):
                 break
         return mmd, gap, distance
 
     @torch.no_grad()
-    def _frozen(self, substitute: Substitute, aux: Tensor) -> Substitute:
-        """An eval-mode copy of ``substitute`` whose BatchNorm statistics are re-estimated on ``aux``."""
-        frozen = copy.deepcopy(substitute)
-        for module in frozen.modules():
+    def _frozen(self, aux: Tensor) -> Substitute:
+        """An eval-mode copy of the substitute whose head's BatchNorm statistics are re-estimated on ``aux``
+        (the defense copy's trained server half keeps its own)."""
+        frozen = copy.deepcopy(self.substitute)
+        for module in frozen.head.modules():
             if isinstance(module, nn.modules.batchnorm._BatchNorm):
                 module.reset_running_stats()
                 module.momentum = None  # cumulative average over the aux batches
-        frozen.train()
+        frozen.head.train()
         for part in aux.split(self.config.batch_size):
             if len(part) > 1:
-                frozen(part)
+                frozen.head(part)
         return frozen.eval().requires_grad_(False)
 
-    @torch.no_grad()
-    def _eval_mmd(self, frozen: Substitute, z_eval: Tensor, aux_eval: Tensor) -> float:
-        return float(mk_mmd(z_eval, as_vector(frozen(aux_eval))))
+
+@torch.no_grad()
+def _mmd(maps: Tensor, substitute_maps: Tensor) -> float:
+    return float(mk_mmd(maps.flatten(1), substitute_maps.flatten(1)))
 
 
 def _finite(value: float) -> float | None:

@@ -1,5 +1,7 @@
-"""FORA's networks: the substitute client, the WGAN-GP critics, the gradient penalty, and the
-layout (map or vector) in which the critic reads a payload.
+"""FORA's networks: the substitute client, the WGAN-GP critic and its gradient penalty.
+
+Every network reads or emits cut-shaped maps (:meth:`defenses.base.Defense.cut_map`), so one set of
+networks serves every defense of a cut.
 
 Shapes follow the reduced-scale suggestion of the research notes (§2.10) rather than the released
 CIFAR networks (``FORA/model.py``: a VGG-16-BN substitute against a MobileNet victim, a critic of
@@ -15,8 +17,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.view import AttackerView, ClientPath
-from defenses.payload import SparsePayload, as_vector, take, values_of
+from attacks.view import AttackerClientPath
 
 
 def substitute_strides(input_hw: tuple[int, int], cut_hw: tuple[int, int]) -> tuple[int, int]:
@@ -89,9 +90,10 @@ class SubstituteHead(nn.Module):
         return self.out(z)
 
 
-class Substitute(ClientPath):
-    """Substitute client path: the substitute head, then a fresh copy of the defense's encoder, so its
-    payloads take the victim's form (``Rᵀz`` vectors, top-K sparse pairs, 1×1 codes)."""
+class Substitute(AttackerClientPath):
+    """Substitute client path: the substitute head, then the attacker's copy of the defense
+    (``view.defense_factory()``), run as an attacker simulates it (straight-through top-K, DP noise
+    with the trained clip); :meth:`cut_map` gives its payloads' public cut maps, differentiably."""
 
     def trainable(self) -> list[nn.Parameter]:
         """The head's parameters and the encoder's client half (e.g. a learned 1×1); never the server half."""
@@ -113,7 +115,7 @@ class _ResBlock(nn.Module):
 
 
 class ConvCritic(nn.Module):
-    """WGAN critic of a ``(C, h, w)`` payload map, FORA's shallow-cut layout at reduced width.
+    """WGAN critic of a ``(C, h, w)`` cut map, FORA's shallow-cut layout at reduced width.
 
     ``Conv(C→w, s2) → ReLU → Conv(w→2w, s2) → blocks × ResBlock(2w) → Conv(2w→2w, s2) → Flatten →
     Linear(→1)`` (released: w = 128, six blocks, a Linear hard-wired to a 2×2 map; here the Linear
@@ -137,29 +139,6 @@ class ConvCritic(nn.Module):
         return self.score(self.features(x)).view(-1)
 
 
-class MLPCritic(nn.Module):
-    """WGAN critic of a payload vector (e.g. LightSplit's ``k``-vector): ``Linear → ReLU → Linear →
-    ReLU → Linear(→1)``, as FSHA's dense critic for vector features."""
-
-    def __init__(self, dim: int, width: int = 256) -> None:
-        super().__init__()
-        self.net = nn.Sequential(
-            nn.Linear(dim, width), nn.ReLU(), nn.Linear(width, width), nn.ReLU(), nn.Linear(width, 1)
-        )
-
-    def forward(self, x: Tensor) -> Tensor:
-        return self.net(x.flatten(1)).view(-1)
-
-
-def build_critic(layout: tuple[int, ...], *, conv_width: int, mlp_width: int, blocks: int) -> nn.Module:
-    """A :class:`ConvCritic` for a ``(C, h, w)`` payload layout, an :class:`MLPCritic` for ``(n,)``."""
-    if len(layout) == 3:
-        return ConvCritic(layout, conv_width, blocks)
-    if len(layout) == 1:
-        return MLPCritic(layout[0], mlp_width)
-    raise ValueError(f"no FORA critic for payload layout {layout}")
-
-
 def gradient_penalty(
     critic: nn.Module, a: Tensor, b: Tensor, *, weight: float, generator: torch.Generator | None = None
 ) -> Tensor:
@@ -173,22 +152,3 @@ def gradient_penalty(
     mixed = (eps * a.detach() + (1 - eps) * b.detach()).requires_grad_(True)
     (grad,) = torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
     return weight * (grad.flatten(1).norm(dim=1) - 1).pow(2).mean()
-
-
-def payload_layout(view: AttackerView) -> tuple[int, ...]:
-    """The shape the critic reads a payload vector in: a map where the payload is one, else a vector.
-
-    A 4-D dense payload (a learned 1×1's ``c×h×w`` code) keeps its map shape. A payload whose server
-    lift is just its dense vector reshaped (raw, top-K) is read in the cut shape. Anything else
-    (LightSplit's ``Rᵀz``) is a plain vector for the MLP critic.
-    """
-    payloads = view.targets.payloads
-    values = values_of(payloads)
-    if not isinstance(payloads, SparsePayload) and values.dim() == 4:
-        return tuple(values.shape[1:])
-    probe = take(payloads, torch.arange(min(4, len(values))))
-    vector = as_vector(probe)
-    if len(view.cut_shape) == 3 and vector.shape[1] == math.prod(view.cut_shape):
-        if torch.equal(view.lift(probe).flatten(1), vector):
-            return tuple(view.cut_shape)
-    return (vector.shape[1],)
