@@ -190,6 +190,11 @@ class ActiveAttack(Attack):
         """Length of the hijacked run in victim epochs (``None``: the profile's)."""
         return None
 
+    @property
+    def hijacked_client_lr(self) -> float | None:
+        """The client's learning rate in the hijacked run (``None``: the profile's)."""
+        return None
+
     @abstractmethod
     def client_gradient(self, step_view: StepView) -> Tensor:
         """The gradient to send instead of ``step_view.grad``; same shape as the payload's values."""

@@ -72,20 +72,27 @@ class DecoderBudget:
     """Training budget of a supervised decoder.
 
     Attributes:
-        epochs: passes over the training pairs.
+        epochs: the most passes over the training pairs (training stops earlier on a plateau).
         batch_size: mini-batch size.
-        lr: Adam learning rate.
+        lr: Adam's initial learning rate (halved after ``patience // 2`` epochs without a held-out gain).
         width: hidden channels of the conv decoder.
+        heldout: share of the attacker's own training pairs held out for stopping (never the targets).
+        patience: epochs without a held-out gain after which training stops (the best epoch's weights
+            are kept).
     """
 
     epochs: int
     batch_size: int = 64
     lr: float = 1e-3
     width: int = 64
+    heldout: float = 0.1
+    patience: int = 4
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 2 or self.lr <= 0 or self.width < 2:
             raise ValueError(f"invalid decoder budget {self}")
+        if not 0 <= self.heldout < 0.5 or self.patience < 1:
+            raise ValueError(f"invalid decoder budget {self}: heldout in [0, 0.5), patience >= 1")
 
 
 # The supervised decoders' budgets per profile (decoder-ref, decoder and the projection-aware decoders).
@@ -105,20 +112,52 @@ def autocast(precision: str):
     return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16")
 
 
+@dataclass(frozen=True)
+class FitHistory:
+    """Convergence diagnostics of one decoder fit: per-epoch mean training MSE and held-out MSE
+    (empty without a held-out part), and the epoch whose weights were kept (0-based)."""
+
+    train: list[float]
+    heldout: list[float]
+    best_epoch: int
+
+    def scores(self, prefix: str) -> dict[str, float]:
+        """Final training loss, the held-out curve's endpoints and its best value, epochs run."""
+        out = {f"{prefix}_train_mse": self.train[-1], f"{prefix}_epochs": float(len(self.train)),
+               f"{prefix}_best_epoch": float(self.best_epoch)}
+        if self.heldout:
+            out |= {f"{prefix}_heldout_first": self.heldout[0], f"{prefix}_heldout_last": self.heldout[-1],
+                    f"{prefix}_heldout_best": min(self.heldout)}
+        return out
+
+
+HELDOUT_MIN = 20  # fewer training pairs than this: no held-out part, the budget's epochs in full
+
+
 def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: DecoderBudget, seed: int,
-        precision: str = "float32") -> list[float]:
-    """Train ``model(*inputs) ≈ targets`` with MSE; returns the mean loss of every epoch."""
+        precision: str = "float32") -> FitHistory:
+    """Train ``model(*inputs) ≈ targets`` with MSE, stopping on a held-out part of the same pairs.
+
+    A seeded ``budget.heldout`` share of the pairs is held out; after every epoch its MSE decides:
+    the best weights are kept, the learning rate halves after ``patience // 2`` epochs without a
+    gain, and training stops after ``patience`` such epochs or ``budget.epochs`` in all.
+    """
     generator = torch.Generator().manual_seed(seed)
     model.to(memory_format=torch.channels_last)  # oneDNN's convolutions run about twice as fast in NHWC here
     inputs = tuple(_nhwc(x) for x in inputs)
-    optimizer = torch.optim.Adam(model.parameters(), lr=budget.lr)
     n = len(targets)
-    history = []
-    model.train()
-    for _ in range(budget.epochs):
-        order = torch.randperm(n, generator=generator)
+    n_held = int(n * budget.heldout) if n >= HELDOUT_MIN else 0
+    split = torch.randperm(n, generator=generator)
+    train_idx, held_idx = split[n_held:], split[:n_held]
+    optimizer = torch.optim.Adam(model.parameters(), lr=budget.lr)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=max(0, budget.patience // 2 - 1))
+    train_curve, held_curve = [], []
+    best, best_epoch, best_state = math.inf, 0, None
+    for epoch in range(budget.epochs):
+        model.train()
+        order = train_idx[torch.randperm(len(train_idx), generator=generator)]
         total = 0.0
-        for start in range(0, n, budget.batch_size):
+        for start in range(0, len(order), budget.batch_size):
             idx = order[start : start + budget.batch_size]
             if len(idx) < 2:
                 continue
@@ -128,8 +167,21 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
             loss.backward()
             optimizer.step()
             total += loss.item() * len(idx)
-        history.append(total / n)
-    return history
+        train_curve.append(total / len(order))
+        if not n_held:
+            best_epoch = epoch
+            continue
+        held = float(F.mse_loss(predict(model, tuple(x[held_idx] for x in inputs), precision=precision), targets[held_idx]))
+        held_curve.append(held)
+        scheduler.step(held)
+        if held < best:
+            best, best_epoch = held, epoch
+            best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
+        elif epoch - best_epoch >= budget.patience:
+            break
+    if best_state is not None:
+        model.load_state_dict(best_state)
+    return FitHistory(train_curve, held_curve, best_epoch)
 
 
 @torch.no_grad()

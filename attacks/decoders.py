@@ -30,14 +30,18 @@ class _PairDecoder(SupervisedDecoderAttack):
     def training_pairs(self) -> tuple[Payload, Tensor]:
         raise NotImplementedError
 
+    def networks(self) -> dict[str, nn.Module]:
+        """The decoder, freshly initialised: a function of the cut and input shapes only."""
+        return {"decoder": image_decoder(self.view.cut_shape, self.view.input_shape, DECODER_BUDGETS[self.profile].width)}
+
     def run(self) -> AttackOutput:
         torch.manual_seed(self.seed)
         budget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         payloads, images = self.training_pairs()
-        model = image_decoder(self.view.cut_shape, self.view.input_shape, budget.width)
+        model = self.networks()["decoder"]
         history = fit(model, (self.view.cut_map(payloads),), images, budget, self.seed, self.precision)
         recon = predict(model, (self.view.cut_map(self.view.targets.payloads),), precision=self.precision)
-        return AttackOutput(reconstructions=recon.clamp(0, 1), scores={"decoder_train_mse": history[-1]})
+        return AttackOutput(reconstructions=recon.clamp(0, 1), scores=history.scores("decoder"))
 
 
 @ATTACKS.register("decoder-ref")

@@ -270,6 +270,7 @@ class FORA(PassiveAttack):
             "fora_mmd_final": "the same after training (lower: the substitute approached the victim's cut maps)",
             "fora_critic_gap": "mean D(s) − mean D(z) over the last 10% of critic steps (Wasserstein-1 estimate)",
             "fora_decoder_train_mse": "the pseudo decoder's training MSE on the aux images, last epoch",
+            "fora_decoder_heldout_best": "its MSE on held-out aux images at the kept epoch (early stopping)",
         }
         if reason is not None:
             notes["diverged"] = reason
@@ -281,7 +282,7 @@ class FORA(PassiveAttack):
                 "fora_mmd_final": _finite(mmd_final),
                 "fora_critic_gap": _finite(sum(gap[-tail:]) / tail) if gap else None,
                 "fora_iterations": float(len(mmd)),
-                "fora_decoder_train_mse": _finite(decoder_history[-1]),
+                **{k: _finite(v) for k, v in decoder_history.scores("fora_decoder").items()},
             },
             notes=notes,
             diverged=reason is not None,

@@ -6,13 +6,13 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import torch
-from torch import Tensor
+from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, ActiveAttack, AttackOutput, config_for, scale_counts
-from attacks.fsha_nets import Pilot, build_critic, build_decoder, gradient_penalty, payload_layout, read_payload
+from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
-from defenses.payload import detach, values_of, with_values
+from defenses.payload import Payload, detach, take, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
 AE_MSE, CRITIC_LOSS, WASSERSTEIN, GP, SCALE = "ae_mse", "critic_loss", "wasserstein", "gp", "scale"
@@ -26,33 +26,34 @@ class FSHABudget:
         epochs: length of the hijacked training run in victim epochs (one FSHA iteration per step).
         lr_autoencoder: Adam learning rate of the pilot f̃ and the decoder f̃⁻¹ (together).
         lr_critic: Adam learning rate of the critic D.
+        client_lr: Adam learning rate of the hijacked client's head (App. B-C5: 1e-4), which the
+            hijacked run gives the client (:attr:`FSHA.hijacked_client_lr`).
         gp_weight: WGAN-GP weight λ (released: 500).
         pilot_width: hidden channels of the pilot.
-        decoder_width: hidden channels of the conv decoder (map payloads).
-        critic_width: channels of the conv critic (map payloads).
+        decoder_width: hidden channels of the conv decoder.
+        critic_width: channels of the conv critic.
         critic_blocks: residual blocks of the conv critic (released: 6).
-        hidden: width of the fully-connected decoder and critic (vector payloads).
     """
 
     epochs: int
     lr_autoencoder: float
     lr_critic: float
+    client_lr: float = 1e-4
     gp_weight: float = 500.0
     pilot_width: int = 16
     decoder_width: int = 32
     critic_width: int = 32
     critic_blocks: int = 2
-    hidden: int = 512
 
     def __post_init__(self) -> None:
         if not 1 <= self.epochs <= 1000:
             raise ValueError(f"fsha: epochs must lie in [1, 1000], got {self.epochs}")
-        for name in ("lr_autoencoder", "lr_critic"):
+        for name in ("lr_autoencoder", "lr_critic", "client_lr"):
             if not 0 < getattr(self, name) <= 1:
                 raise ValueError(f"fsha: {name} must lie in (0, 1], got {getattr(self, name)}")
         if not 0 <= self.gp_weight <= 1e6:
             raise ValueError(f"fsha: gp_weight must lie in [0, 1e6], got {self.gp_weight}")
-        for name in ("pilot_width", "decoder_width", "critic_width", "hidden"):
+        for name in ("pilot_width", "decoder_width", "critic_width"):
             if not 1 <= getattr(self, name) <= 4096:
                 raise ValueError(f"fsha: {name} must lie in [1, 4096], got {getattr(self, name)}")
         if not 0 <= self.critic_blocks <= 16:
@@ -61,12 +62,12 @@ class FSHABudget:
 
 BUDGETS: dict[str, FSHABudget] = {
     "smoke": FSHABudget(epochs=2, lr_autoencoder=1e-4, lr_critic=4e-4, pilot_width=8, decoder_width=8,
-                        critic_width=8, critic_blocks=1, hidden=64),
+                        critic_width=8, critic_blocks=1),
     # 16 epochs × 94 steps = 1,504 iterations on the cpu profile's 6,000 members at batch 64.
     "cpu": FSHABudget(epochs=16, lr_autoencoder=1e-4, lr_critic=4e-4),
     # ≈ 10,300 iterations on MNIST's 60,000 training images at batch 64 (the paper's 10,000 × 64).
     "paper": FSHABudget(epochs=11, lr_autoencoder=1e-4, lr_critic=1e-4, pilot_width=64, decoder_width=128,
-                        critic_width=256, critic_blocks=6, hidden=1024),
+                        critic_width=256, critic_blocks=6),
 }
 
 
@@ -123,42 +124,46 @@ def fsha_diverged(
 class FSHA(ActiveAttack):
     """Feature-space hijacking: the server returns the gradient of its critic instead of the task's.
 
-    Every step of the hijacked run, :meth:`client_gradient` receives the client's payload ``z`` and
-    returns ``∂ mean(D(z)) / ∂z`` (the client's encoder thus minimises its critic score, i.e. moves
-    its payloads towards the pilot's); the honest gradient ``view.grad`` is discarded. In the same
-    call the attacker runs one FSHA iteration on an aux batch of the client's batch size, drawn with
-    its own generator: the autoencoder step ``MSE(f̃⁻¹(f̃(x)), x)`` and the critic step
-    ``mean D(f̃(x)) − mean D(z) + λ·GP`` (both from the same forward, with the critic as it was
-    before the step, as in the release's single tape). The pilot f̃ ends in a fresh copy of the
-    defense (``view.defense_factory()``), so its payloads cross the same bottleneck: LightSplit's
-    ``R``, top-K, or a learned 1×1 encoder trained as part of f̃. :meth:`run` decodes the trained
-    view's target payloads, ``x̂ = f̃⁻¹(z)``, mapped from [-1, 1] to [0, 1] and clamped.
+    The attacker reads everything as cut maps ``(B, *cut_shape)`` (:meth:`Defense.cut_map`: raw z,
+    ``R z̃`` for LightSplit-F and -L, the dense top-K map, the server 1×1 output; under DP the noisy
+    payload mapped alike), so its decoder and critic depend on the cut's shape only: the same
+    networks (:meth:`networks`) face every defense of a cut. Every step of the hijacked run,
+    :meth:`client_gradient` receives the client's payload ``p`` and returns
+    ``∂ mean(D(cut_map(p))) / ∂p``, with respect to the payload's values (the client's encoder thus
+    minimises its critic score, i.e. moves its cut maps towards the pilot's); the honest gradient
+    ``view.grad`` is discarded. In the same call the attacker runs one FSHA iteration on an aux batch
+    of the client's batch size, drawn with its own generator: the autoencoder step
+    ``MSE(f̃⁻¹(f̃(x)), x)`` and the critic step ``mean D(f̃(x)) − mean D(cut_map(p)) + λ·GP`` (both
+    from the same forward, with the critic as it was before the step, as in the release's single
+    tape). The pilot f̃ ends in the attacker's copy of the defense (``view.defense_factory()``: DP
+    noise included, the trained server half frozen, a fresh client half that trains with f̃), run
+    as an attacker simulates it (:meth:`Defense.attacker_encode`: straight-through top-K), then in
+    its cut map. :meth:`run` decodes the trained view's target payloads through the same copy,
+    ``x̂ = f̃⁻¹(cut_map(p))``, mapped from [-1, 1] to [0, 1] and clamped.
 
     The client's head gets no task gradient (the release's utility collapse). The benchmark's
     engine still trains the server's backbone and the client's tail honestly on the hijacked
     features, whereas the release's server trains no task at all; the cell's ``accuracy`` then
-    shows how much utility the hijack costs when the rest of the model adapts (MnistNet split-2,
-    MNIST, cpu: 0.961 raw / 0.872 LightSplit-F CR 8, against 0.969 / 0.934 honest).
+    shows how much utility the hijack costs when the rest of the model adapts.
 
     Deviations from the release (pasquini-dario/SplitNN_FSHA) and LightSplit App. B-C5:
 
-    * Client optimiser: the victim's own Adam at the profile's lr (1e-3), not 1e-4 (App. B-C5) or
-      1e-5 (release); Adam is invariant to the gradient's scale, so the server cannot slow it.
+    * Client optimiser: the victim's own Adam at lr 1e-4 (App. B-C5; release: 1e-5), which the
+      hijacked run takes from :attr:`hijacked_client_lr`; Adam is invariant to the gradient's
+      scale, so the server cannot slow it.
     * Learning rates at reduced scale (cpu, smoke): pilot+decoder 1e-4, critic 4e-4 (research notes
-      §4.10 for a 1.5–3k-iteration budget); paper: 1e-4 for both, as App. B-C5. Measured on MNIST,
-      MnistNet split-2, cpu, seed 0: critic 4e-4 vs 1e-4 gives SSIM 0.543 vs 0.526 (raw) and 0.358
-      vs 0.316 (LightSplit-F CR 8). PyTorch Adam defaults (eps 1e-8; Keras: 1e-7).
+      §4.10 for a 1.5–3k-iteration budget); paper: 1e-4 for both, as App. B-C5. PyTorch Adam
+      defaults (eps 1e-8; Keras: 1e-7).
     * Networks (:mod:`attacks.fsha_nets`): the reduced variant of §4.10 on 28×28×1 data — a
       two-conv linear pilot with a resize to the cut and an output ReLU; conv decoder with ReLU
       hidden layers (the notebooks' version; the current release is linear) and tanh on [-1, 1]
       images; critic downsampling first, ``critic_blocks`` residual blocks without BN (released: 6
-      at the cut's resolution). Vector payloads (projections) get fully-connected decoder and
-      critic (App. B-C5). A deeper pilot (receptive field 12 px instead of 7) gave raw SSIM 0.29 instead of 0.54.
+      at the cut's resolution). All three read cut maps, for every defense (App. B-C5 pairs vector
+      payloads with fully-connected networks instead).
     * Gradient penalty: full-flatten per-sample norm (PyTorch port), not the TF per-channel norm.
-    * Length: whole victim epochs. cpu: 16 × 94 = 1,504 iterations, 2.5–4 min (raw) and ≈ 1 min
-      (LightSplit-F) per MnistNet split-2 cell on a loaded 2-core machine. paper: 11 epochs ≈
-      10,300 iterations on MNIST's 60k training images, but ≈ 1,030 on the offline copy's 6,000
-      members (the epoch count cannot see the member count).
+    * Length: whole victim epochs. cpu: 16 × 94 = 1,504 iterations; paper: 11 epochs ≈ 10,300
+      iterations on MNIST's 60k training images, but ≈ 1,030 on the offline copy's 6,000 members
+      (the epoch count cannot see the member count).
 
     Diverged: see :func:`fsha_diverged` (non-finite losses, an exploded Wasserstein estimate, or
     an autoencoder that did not learn); a non-finite reconstruction also counts.
@@ -166,12 +171,13 @@ class FSHA(ActiveAttack):
     Paper: Pasquini, Ateniese, Bernaschi, "Unleashing the Tiger: Inference Attacks on Split
     Learning", CCS 2021 (arXiv:2012.02670); LightSplit App. B-C5 (FSHA at the cut, pilot through R).
     Threat model: active, malicious server that chooses the gradient the client receives; holds
-    same-distribution auxiliary (public) images and the defense's public state (``R``), not the
-    client architecture.
+    same-distribution auxiliary (public) images and the defense's public state (``R``, the DP
+    clip) and its own server half, not the client architecture.
 
     Args:
-        view: what the server holds (needs ``aux_data`` and ``defense_public_state``); targets may be
-            empty until :meth:`update_view` hands over the trained run's view.
+        view: what the server holds (needs ``aux_data`` and ``defense_public_state``, and a
+            ``(C, h, w)`` cut); targets may be empty until :meth:`update_view` hands over the
+            trained run's view.
         profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: the attacker's seed (network initialisation, aux batches, GP interpolation).
         budget: multiplier on the hijacked run's epochs (one FSHA iteration per victim step).
@@ -179,7 +185,8 @@ class FSHA(ActiveAttack):
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or is not image data.
-        ValueError: for an unknown profile or a view with fewer than two aux images.
+        ValueError: for an unknown profile, a view with fewer than two aux images or a cut that is
+            not a ``(C, h, w)`` map.
     """
 
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
@@ -192,31 +199,38 @@ class FSHA(ActiveAttack):
         budget = scale_counts(config_for("fsha", BUDGETS, profile, config), self.budget_scale, "epochs")
         if view.aux is None or view.aux.inputs is None or len(view.aux.inputs) < 2:
             raise ValueError("fsha: the view holds fewer than two aux images")
+        cut = tuple(view.cut_shape)
+        if len(cut) != 3:
+            raise ValueError(f"fsha: needs a (C, h, w) cut map, got cut shape {cut}")
         self.config = budget
         self.aux = view.aux.inputs
         # Built in a forked RNG state: constructing the attack draws nothing from the victim's RNG.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
-            defense = view.defense_factory()
-            self.layout = payload_layout(defense, view.cut_shape)
-            self.pilot = Pilot(view.input_shape, view.cut_shape, budget.pilot_width, defense)
-            self.decoder = build_decoder(
-                self.layout, view.input_shape, width=budget.decoder_width, hidden=budget.hidden
-            )
-            self.critic = build_critic(
-                self.layout, width=budget.critic_width, blocks=budget.critic_blocks, hidden=budget.hidden
-            )
-        autoencoder = self.pilot.trainable() + list(self.decoder.parameters())
+            self.defense = view.defense_factory()
+            self.pilot = Pilot(view.input_shape, cut, budget.pilot_width)
+            self.decoder = Decoder(cut, view.input_shape, budget.decoder_width)
+            self.critic = Critic(cut, budget.critic_width, budget.critic_blocks)
+        autoencoder = [*self.pilot.parameters(), *self.decoder.parameters(), *self.defense.client_parameters()]
         self.ae_optimizer = torch.optim.Adam(autoencoder, lr=budget.lr_autoencoder)
         self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=budget.lr_critic)
         self.generator = torch.Generator().manual_seed(seed)
         self.history: list[dict[str, float]] = []
         self._order = torch.empty(0, dtype=torch.long)
 
+    def networks(self) -> dict[str, nn.Module]:
+        """The pilot f̃ (without the defense it feeds), the decoder f̃⁻¹ and the critic D."""
+        return {"pilot": self.pilot, "decoder": self.decoder, "critic": self.critic}
+
     @property
     def hijacked_epochs(self) -> int:
         """The hijacked run lasts the budget's epochs (one FSHA iteration per victim step)."""
         return self.config.epochs
+
+    @property
+    def hijacked_client_lr(self) -> float:
+        """The hijacked client's learning rate (App. B-C5: 1e-4), the budget's ``client_lr``."""
+        return self.config.client_lr
 
     def _aux_batch(self, n: int) -> Tensor:
         """``n`` aux images in [-1, 1]: shuffled passes over the aux set (with replacement if it is smaller)."""
@@ -227,15 +241,26 @@ class FSHA(ActiveAttack):
         idx, self._order = self._order[:n], self._order[n:]
         return self.aux[idx] * 2 - 1
 
-    def client_gradient(self, view: StepView) -> Tensor:
-        """The hijacking gradient ``∂ mean(D(z)) / ∂z`` for the client, after one attacker iteration.
+    def cut_map(self, payload: Payload) -> Tensor:
+        """The cut map the attacker reads from a payload (its defense copy's :meth:`Defense.cut_map`),
+        differentiable in the payload's values."""
+        return self.defense.cut_map(payload)
 
-        Runs in a forked RNG state and with gradients enabled; draws only from the attack's generator.
+    def pilot_map(self, x: Tensor) -> Tensor:
+        """f̃(x) through the attacker's defense copy (straight-through, DP noise included), as a cut map."""
+        return self.defense.cut_map(self.defense.attacker_encode(self.pilot(x)))
+
+    def client_gradient(self, view: StepView) -> Tensor:
+        """The hijacking gradient ``∂ mean(D(cut_map(p))) / ∂p`` (``p``: the payload's values) for the
+        client, after one attacker iteration.
+
+        Runs in a forked RNG state and with gradients enabled; draws only from the attack's generator
+        and, for DP noise in the pilot's pass, the forked global RNG.
         """
         with torch.random.fork_rng(devices=[]), torch.enable_grad():
             values = values_of(view.payload).detach().clone().requires_grad_(True)
-            z = read_payload(with_values(view.payload, values), self.layout)
-            for net in (self.pilot, self.decoder, self.critic):
+            z = self.cut_map(with_values(view.payload, values))
+            for net in (self.pilot, self.decoder, self.critic, self.defense):
                 net.train()
             d_client = self.critic(z)
             (grad,) = torch.autograd.grad(d_client.mean(), values, retain_graph=True)
@@ -245,7 +270,7 @@ class FSHA(ActiveAttack):
     def _attacker_step(self, z: Tensor, d_client: Tensor) -> None:
         """One autoencoder step and one critic step, from the critic as it was before this call."""
         x = self._aux_batch(len(z)).to(z.dtype)
-        pilot_z = read_payload(self.pilot(x), self.layout)
+        pilot_z = self.pilot_map(x)
         ae_mse = F.mse_loss(self.decoder(pilot_z), x)
         wasserstein = d_client.mean() - self.critic(pilot_z.detach()).mean()
         gp = gradient_penalty(self.critic, z, pilot_z, self.generator)
@@ -269,9 +294,10 @@ class FSHA(ActiveAttack):
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("fsha: the view holds no target payloads")
         self.decoder.eval()
-        z = read_payload(detach(payloads), self.layout)
-        dtype = next(self.decoder.parameters()).dtype
-        x_hat = torch.cat([self.decoder(z[i : i + 500].to(dtype)) for i in range(0, len(z), 500)])
+        self.defense.eval()
+        dtype, payloads = next(self.decoder.parameters()).dtype, detach(payloads)
+        batches = (take(payloads, slice(i, i + 500)) for i in range(0, len(values_of(payloads)), 500))
+        x_hat = torch.cat([self.decoder(self.cut_map(batch).to(dtype)) for batch in batches])
         finite = bool(torch.isfinite(x_hat).all())
         reconstructions = ((torch.nan_to_num(x_hat, nan=0.0) + 1) / 2).clamp(0.0, 1.0)
         scores: dict[str, float | None] = {"fsha_iterations": float(len(self.history))}

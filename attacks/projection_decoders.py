@@ -3,6 +3,7 @@ signals the server holds — the payload ``z`` alone, ``z`` with the analytic li
 with the returned cut gradient ``g``, or all three — at matched parameter counts."""
 from __future__ import annotations
 
+import math
 from typing import ClassVar
 
 import torch
@@ -22,7 +23,7 @@ from attacks.decoder_nets import (
 from attacks.view import AttackerView, Capability, Observation
 from defenses.payload import as_vector
 
-REFERENCE_HIDDEN = 256  # hidden width of the fused decoder; the others are matched to its size
+REFERENCE_HIDDEN = 256  # hidden width of the fused decoder on an undefended cut; every decoder matches its size
 
 
 def signals(view: AttackerView, obs: Observation, names: tuple[str, ...]) -> tuple[Tensor, ...]:
@@ -67,22 +68,28 @@ class _ProjectionAwareDecoder(SupervisedDecoderAttack):
     signal_names: ClassVar[tuple[str, ...]] = ()
     kinds: ClassVar[tuple[str, ...]] = ("image",)
 
+    def networks(self) -> dict[str, nn.Module]:
+        """The decoder, freshly initialised, sized to the parameter count of the fused decoder on an
+        undefended cut (three signals of the cut's size), so that every defense of a cut faces the
+        same capacity."""
+        view, width = self.view, DECODER_BUDGETS[self.profile].width
+        full = [math.prod(view.cut_shape)] * 3
+        reference = parameter_count(SignalDecoder(full, REFERENCE_HIDDEN, view.input_shape, width))
+        dims = [x.shape[1] for x in signals(view, view.members, self.signal_names)]
+        return {"decoder": SignalDecoder(dims, matched_hidden(dims, reference, view.input_shape, width), view.input_shape, width)}
+
     def run(self) -> AttackOutput:
         torch.manual_seed(self.seed)
         budget: DecoderBudget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         view = self.view
         train = signals(view, view.members, self.signal_names)
         target = signals(view, view.targets, self.signal_names)
-        full = signals(view, view.members, ("z", "lift", "grad"))
-        reference = parameter_count(SignalDecoder([x.shape[1] for x in full], REFERENCE_HIDDEN, view.input_shape, budget.width))
-        dims = [x.shape[1] for x in train]
-        hidden = matched_hidden(dims, reference, view.input_shape, budget.width)
-        model = SignalDecoder(dims, hidden, view.input_shape, budget.width)
+        model = self.networks()["decoder"]
         history = fit(model, train, view.members.inputs, budget, self.seed, self.precision)
         recon = predict(model, target, precision=self.precision)
         return AttackOutput(
             reconstructions=recon.clamp(0, 1),
-            scores={"decoder_train_mse": history[-1], "decoder_parameters": float(parameter_count(model))},
+            scores={**history.scores("decoder"), "decoder_parameters": float(parameter_count(model))},
         )
 
 

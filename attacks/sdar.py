@@ -22,7 +22,6 @@ from attacks.sdar_nets import (
     two_player_step,
 )
 from attacks.view import AttackerView, Capability, StepView
-from defenses.payload import Payload, as_vector, values_of
 
 Layers = tuple[tuple[int, int], ...]
 
@@ -34,8 +33,8 @@ class SDARBudget:
     Attributes:
         decoder_low: decoder block widths at the cut's resolution.
         decoder_high: decoder block widths at the image resolution.
-        e_dis_layers: ``(channels, stride)`` of the payload discriminator when the payload is a map.
-        e_dis_widths: hidden widths of the payload discriminator when the payload is a vector.
+        e_dis_layers: ``(channels, stride)`` of the payload discriminator when the cut is a map.
+        e_dis_widths: hidden widths of the payload discriminator when the cut is a vector.
         d_dis_layers: ``(channels, stride)`` of the image discriminator.
         lambda1: weight of the simulator's adversarial term (released USL: 0.02 for ResNet on
             CIFAR-10, 0.04 for PlainNet, the victim without skip connections).
@@ -132,18 +131,26 @@ def sdar_diverged(
 @ATTACKS.register("sdar")
 class SDAR(CotrainAttack):
     """SDAR: while the victim trains, fit a simulator ``e`` of the client path through the server's
-    current backbone (used frozen) with an adversarial term that makes ``e(x_aux)`` look like the
-    client's payloads, and a decoder ``d`` on ``(decode(e(x_aux)), x_aux)`` with an adversarial term
-    on decodings of the client's payloads; then decode the targets: ``x̂ = d(decode(z))``.
+    current backbone (used frozen) with an adversarial term that makes the cut maps of ``e(x_aux)``
+    look like those of the client's payloads, and a decoder ``d`` from cut maps to inputs with an
+    adversarial term on decodings of the client's payloads; then decode the targets: ``x̂ = d(m(z))``.
+
+    Every attacker network reads cut maps ``m = cut_map(payload)`` (:meth:`Defense.cut_map`: raw z,
+    ``R z̃`` for every projection, the learned lift-back included, the dense top-K map, the server
+    1×1 output), so e_dis and d have the same classes and sizes for every defense at a cut (a map
+    discriminator for a ``C×H×W`` cut, an MLP for a vector cut); :meth:`networks` returns them.
 
     Per observed step (batch size = the observed batch): (1) ``L_e = CE(hs(g(decode(e(x_s)))), ỹ_s) +
-    λ1·BCE(e_dis(e(x_s)) → real)``; e_dis: real = the observed payload, fake = ``e(x_s)``. (2) ``L_d =
-    MSE(x_s, d(decode(e(x_s)))) + λ2·BCE(d_dis(d(decode(z))) → real)``, ``e`` no-grad after its
-    update; d_dis: real = ``x_s``, fake = ``d(decode(z))``. The defense sits identically on both
-    paths: ``e`` is ``view.client_factory()`` (head + the defense's encoder with its public state)
-    and both paths go through the server's own live ``decode``. The victim is never changed: its
-    modules run in evaluation mode without parameter gradients (flags restored exactly), the
-    attack draws randomness from its own generator and seeds (inside its own forked RNG).
+    λ1·BCE(e_dis(m(e(x_s))) → real)``; e_dis: real = ``m(z)`` of the observed payload, fake =
+    ``m(e(x_s))``, differentiable into ``e``. (2) ``L_d = MSE(x_s, d(m(e(x_s)))) + λ2·BCE(d_dis(d(m(z)))
+    → real)``, ``e`` no-grad after its update; d_dis: real = ``x_s``, fake = ``d(m(z))``. The tail path
+    goes through the server's own live ``decode`` (what its backbone trains on, LightSplit-L's
+    lift-back φ); ``m`` is the live server half's ``cut_map``. The defense sits identically on both
+    paths: ``e`` is ``view.client_factory()``, a fresh head and the whole defense with its public
+    state (R, the DP clip, DP noise included, the server half frozen), straight-through where the
+    encoder blocks gradients (top-K's support). The victim is never changed: its modules run in
+    evaluation mode without parameter gradients (flags restored exactly), the attack draws
+    randomness from its own generator and seeds (inside its own forked RNG).
 
     Diverged: :func:`sdar_diverged` over the per-step e_dis losses and simulated-tail accuracies.
 
@@ -162,15 +169,16 @@ class SDAR(CotrainAttack):
       measurements are reported in results/README.md.
     * One iteration per observed victim step, of the observed batch size (released: 20,000 of 128).
       Under per-client heads one simulator serves every client's payloads.
-    * d decodes the server-decoded payload (the lifted activation; LightSplit-F: ``R z̃``); a vector
-      payload gets an MLP e_dis. The simulator path has no DP noise (``client_factory`` drops
-      payload transforms; σ is not in the view): under ``+dp`` only the real payloads are noised.
+    * Under a defense, e_dis and d read public cut maps (above), not payloads or the server's
+      lift-back; under ``+dp`` both paths are clipped and noised alike.
     * Vanilla SL: the server's tail is not in :class:`~attacks.view.ServerHandle`, so ``hs``
       stands in for it (no label flipping, as released for VSL); d, e_dis, d_dis are conditioned
       on the labels the server sees; the view holds no target labels, so at attack time d is
-      conditioned on ``hs``'s predictions (released: the true labels).
-    * One e_dis forward of ``e(x_s)`` feeds both L_e and e_dis's loss (one d_dis forward of
-      ``d(decode(z))`` both L_d and d_dis's); each loss is differentiated only with respect to its
+      conditioned on ``hs``'s predictions (released: the true labels). The view does not name the
+      protocol: the networks are built unconditional (U-shaped SL) and rebuilt conditional, from
+      the same seed, when the first observed step carries labels.
+    * One e_dis forward of ``m(e(x_s))`` feeds both L_e and e_dis's loss (one d_dis forward of
+      ``d(m(z))`` both L_d and d_dis's); each loss is differentiated only with respect to its
       own network's parameters, then both networks step.
     * Targets are the view's payloads (trained client in evaluation mode; released evaluation runs
       f in training mode). ``sdar_label_acc`` is ``hs``'s accuracy on the aux batches: the
@@ -180,7 +188,8 @@ class SDAR(CotrainAttack):
     Regularization", NDSS 2025 (arXiv:2310.10483).
     Threat model: honest-but-curious server (co-training, passive) with labelled same-distribution
     auxiliary data, the client architecture and the defense's public state; it watches every
-    training step's payload (and labels in vanilla SL) and runs its own live backbone and decode.
+    training step's payload (and labels in vanilla SL) and runs its own live backbone, decode and
+    cut map.
 
     Args:
         view: what the server holds (a view without targets during training).
@@ -209,11 +218,42 @@ class SDAR(CotrainAttack):
         self.generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             self.feature_shape = tuple(view.backbone.eval()(torch.zeros(2, *view.cut_shape)).shape[1:])
-        self.nets: nn.ModuleDict | None = None
-        self.conditional = False
         keys = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss", "client_label_acc", "ms", "cpu_ms")
         self.history: dict[str, list[float]] = {k: [] for k in keys}
         self.steps_seen = 0
+        self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator))
+        self._build(conditional=False)
+
+    def networks(self) -> dict[str, nn.Module]:
+        """The simulator ``e``, the simulated tail ``hs``, ``e_dis``, the decoder ``d`` and ``d_dis``."""
+        return dict(self.nets.items())
+
+    def _build(self, *, conditional: bool) -> None:
+        """Every network from the view (cut, input and class shapes), initialised from ``init_seed``."""
+        b, v = self.config, self.view
+        self.conditional = conditional
+        kw = {"num_classes": v.num_classes if conditional else None, "embedding_dim": b.embedding_dim}
+        with torch.random.fork_rng(devices=[]):
+            torch.manual_seed(self.init_seed)
+            if len(v.cut_shape) == 3:
+                e_dis: nn.Module = MapDiscriminator(v.cut_shape, b.e_dis_layers, dropout=b.dropout, **kw)
+            else:
+                e_dis = VectorDiscriminator(math.prod(v.cut_shape), b.e_dis_widths, dropout=b.dropout, **kw)
+            self.nets = nn.ModuleDict({
+                "e": v.client_factory(),
+                "hs": SimulatedTail(self.feature_shape, v.num_classes),
+                "e_dis": e_dis,
+                "d": SDARDecoder(v.cut_shape, v.input_shape, low=b.decoder_low, high=b.decoder_high, **kw),
+                "d_dis": MapDiscriminator(v.input_shape, b.d_dis_layers, dropout=b.dropout, **kw),
+            })
+        n = self.nets
+        trainable = lambda name: [p for p in n[name].parameters() if p.requires_grad]  # noqa: E731
+        self.opt_e = torch.optim.Adam([
+            {"params": trainable("e"), "lr": b.e_lr}, {"params": trainable("hs"), "lr": b.hs_lr},
+        ], eps=b.adam_eps)  # e's defense copy holds the server half frozen
+        self.opt_e_dis = adam([n["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
+        self.opt_d = adam([n["d"]], b.d_lr, b.adam_eps)
+        self.opt_d_dis = adam([n["d_dis"]], b.d_lr * b.lambda2, b.adam_eps)
 
     # ---- co-training ------------------------------------------------------------------------------
     def on_step(self, view: StepView) -> None:
@@ -222,50 +262,18 @@ class SDAR(CotrainAttack):
         always on the first step."""
         if view.server is None:
             raise ValueError("sdar: the cut view carries no server modules")
+        if self.steps_seen == 0 and (view.labels is not None) != self.conditional:
+            self._build(conditional=view.labels is not None)  # vanilla SL: the server sees labels
         self.steps_seen += 1
         target = max(1, math.floor(self.steps_seen * self.budget_scale + 1e-9))  # at least one iteration
         for _ in range(target - len(self.history["ms"])):
             started, cpu_started = time.perf_counter(), time.process_time()
             step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
             with torch.random.fork_rng(devices=[]):
-                torch.manual_seed(step_seed)  # dropout and initialisation: the attack's own stream
-                if self.nets is None:
-                    self._build(view)
+                torch.manual_seed(step_seed)  # dropout and DP noise: the attack's own stream
                 self._iterate(view)
             self.history["ms"].append(1e3 * (time.perf_counter() - started))
             self.history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
-
-    def _payload_shape(self, payload: Payload) -> tuple[int, ...]:
-        """A map payload keeps its map shape (a dense cut-sized vector is the cut map); else a vector."""
-        values, n, cut = values_of(payload), as_vector(payload).shape[1], self.view.cut_shape
-        if values.dim() == 4:
-            return tuple(values.shape[1:])
-        return tuple(cut) if len(cut) == 3 and n == math.prod(cut) else (n,)
-
-    def _build(self, view: StepView) -> None:
-        b, v = self.config, self.view
-        self.conditional = view.labels is not None
-        classes = v.num_classes if self.conditional else None
-        self.payload_shape = self._payload_shape(view.payload)
-        kw = {"num_classes": classes, "embedding_dim": b.embedding_dim}
-        if len(self.payload_shape) == 3:
-            e_dis: nn.Module = MapDiscriminator(self.payload_shape, b.e_dis_layers, dropout=b.dropout, **kw)
-        else:
-            e_dis = VectorDiscriminator(self.payload_shape[0], b.e_dis_widths, dropout=b.dropout, **kw)
-        self.nets = nn.ModuleDict({
-            "e": v.client_factory(),
-            "hs": SimulatedTail(self.feature_shape, v.num_classes),
-            "e_dis": e_dis,
-            "d": SDARDecoder(v.cut_shape, v.input_shape, low=b.decoder_low, high=b.decoder_high, **kw),
-            "d_dis": MapDiscriminator(v.input_shape, b.d_dis_layers, dropout=b.dropout, **kw),
-        })
-        n = self.nets
-        self.opt_e = torch.optim.Adam([
-            {"params": list(n["e"].parameters()), "lr": b.e_lr}, {"params": list(n["hs"].parameters()), "lr": b.hs_lr},
-        ], eps=b.adam_eps)
-        self.opt_e_dis = adam([n["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
-        self.opt_d = adam([n["d"]], b.d_lr, b.adam_eps)
-        self.opt_d_dis = adam([n["d_dis"]], b.d_lr * b.lambda2, b.adam_eps)
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
@@ -281,28 +289,28 @@ class SDAR(CotrainAttack):
         b, n, h, server = self.config, self.nets, self.history, view.server
         n.train()
         y_real = view.labels
-        real = as_vector(view.payload).view(-1, *self.payload_shape)
-        xs, ys, ys_task = self._aux_batch(len(real))
-        y_fake = ys if self.conditional else None
-        # (1) simulator and simulated tail through the frozen server path; then e_dis.
+        # (1) simulator and simulated tail through the frozen server path; e_dis on both cut maps.
         with frozen(server.backbone, server.defense):
+            with torch.no_grad():
+                real = server.defense.cut_map(view.payload)
+            xs, ys, ys_task = self._aux_batch(len(real))
+            y_fake = ys if self.conditional else None
             fake_payload = n["e"](xs)
             logits = n["hs"](server.backbone(server.defense.decode(fake_payload)))
-        fake = as_vector(fake_payload).view(-1, *self.payload_shape)
+            fake = server.defense.cut_map(fake_payload)
         task = F.cross_entropy(logits, ys_task)
         fake_logits = n["e_dis"](fake, y_fake)
         loss_e = task + b.lambda1 * bce_to(fake_logits, True)
         loss_e_dis = bce_to(n["e_dis"](real, y_real), True) + bce_to(fake_logits, False)
         two_player_step((loss_e, self.opt_e), (loss_e_dis, self.opt_e_dis))
-        # (2) decoder on the updated simulator's features (no gradient into e); then d_dis.
+        # (2) decoder on the updated simulator's cut maps (no gradient into e); then d_dis.
         with torch.no_grad(), frozen(server.backbone, server.defense):
-            lifted_fake = server.defense.decode(n["e"](xs))
-            lifted_real = server.defense.decode(view.payload)
+            fake = server.defense.cut_map(n["e"](xs))
             if self.conditional:
-                client_pred = n["hs"](server.backbone(lifted_real)).argmax(1)
+                client_pred = n["hs"](server.backbone(server.defense.decode(view.payload))).argmax(1)
                 h["client_label_acc"].append(float((client_pred == y_real).float().mean()))
-        mse = F.mse_loss(n["d"](lifted_fake, y_fake), xs)
-        decoded_logits = n["d_dis"](n["d"](lifted_real, y_real), y_real)
+        mse = F.mse_loss(n["d"](fake, y_fake), xs)
+        decoded_logits = n["d_dis"](n["d"](real, y_real), y_real)
         loss_d = mse + b.lambda2 * bce_to(decoded_logits, True)
         loss_d_dis = bce_to(n["d_dis"](xs, y_fake), True) + bce_to(decoded_logits, False)
         two_player_step((loss_d, self.opt_d), (loss_d_dis, self.opt_d_dis))
@@ -316,18 +324,19 @@ class SDAR(CotrainAttack):
     @torch.no_grad()
     def run(self, batch_size: int = 500) -> AttackOutput:
         """Decode the trained view's targets with ``d`` in evaluation mode, clamped to [0, 1]."""
-        if self.nets is None:
+        if not self.history["ms"]:
             raise RuntimeError("sdar: no training step was observed; run it as a co-training attack")
         payloads = self.view.targets.payloads
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("sdar: the view holds no target payloads")
         self.nets.eval()
-        lifted, labels = self.view.lift(payloads), self.view.targets.labels
+        maps, labels = self.view.cut_map(payloads), self.view.targets.labels
         if self.conditional and labels is None:  # the view holds no target labels: hs's predictions
+            lifted = self.view.lift(payloads)  # what the backbone reads (LightSplit-L: its lift-back)
             labels = torch.cat([self.nets["hs"](self.view.backbone.eval()(lifted[i:i + batch_size])).argmax(1)
                                 for i in range(0, len(lifted), batch_size)])
-        parts = [self.nets["d"](lifted[i:i + batch_size], labels[i:i + batch_size] if self.conditional else None)
-                 for i in range(0, len(lifted), batch_size)]
+        parts = [self.nets["d"](maps[i:i + batch_size], labels[i:i + batch_size] if self.conditional else None)
+                 for i in range(0, len(maps), batch_size)]
         h, w = self.history, self.config.window
         tail = lambda key: sum(h[key][-w:]) / len(h[key][-w:]) if h[key] else None  # noqa: E731
         scores = {

@@ -235,7 +235,13 @@ class UnSplit(PassiveAttack):
     def _solve_batched(self, targets: Tensor) -> tuple[Tensor, Tensor, Tensor]:
         device = targets.device
         clones = [self._clone(i, device) for i in range(len(targets))]
-        params, buffers = stack_module_state(clones)
+        params, stacked = stack_module_state(clones)
+        # Buffers (R, the DP clip, BN statistics of eval-mode clones) are the same in every clone: passed
+        # unbatched, so that control flow on them (DP's calibration flag) stays legal under vmap.
+        buffers = {name: b[0] for name, b in stacked.items()}
+        for name, b in stacked.items():
+            if not torch.equal(b, b[:1].expand_as(b)):
+                raise RuntimeError(f"unsplit: buffer {name} differs between clones")
         # Input steps read the weights through detached aliases: no weight gradients, yet they see every update.
         frozen = {name: p.detach() for name, p in params.items()}
         template = copy.deepcopy(clones[0]).to("meta")
@@ -244,7 +250,7 @@ class UnSplit(PassiveAttack):
         def one(p: dict[str, Tensor], b: dict[str, Tensor], x: Tensor) -> Tensor:
             return as_vector(functional_call(template, (p, b), (x.unsqueeze(0),)))[0]
 
-        forward = torch.vmap(one, randomness="different")  # DP noise: each clone draws its own
+        forward = torch.vmap(one, in_dims=(0, None, 0), randomness="different")  # DP noise: each clone draws its own
 
         def feature_mse(train_clone: bool, x: Tensor) -> Tensor:
             return relative_error(forward(params if train_clone else frozen, buffers, x), targets)

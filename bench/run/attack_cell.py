@@ -68,7 +68,10 @@ class VictimRunsForCell:
         return train_victim(self.cell, data=self.data, profile=self.profile, cache_dir=self.cache_dir, observers=[attack])
 
     def hijacked(self, attack) -> TrainedVictim:
-        return train_victim(self.cell, data=self.data, profile=self.profile, active=attack, epochs=attack.hijacked_epochs)
+        return train_victim(
+            self.cell, data=self.data, profile=self.profile, active=attack, epochs=attack.hijacked_epochs,
+            client_lr=attack.hijacked_client_lr,
+        )
 
 
 def run_attack_cell(

@@ -80,6 +80,8 @@ class SplitTrainer:
     Args:
         model: the split model.
         lr: Adam learning rate of every party.
+        client_lr: Adam learning rate of the client's head and of the defense's client half, where it
+            differs from ``lr`` (a hijacked run: :attr:`attacks.base.ActiveAttack.hijacked_client_lr`).
         lambda_wcc: weight of the within-class compaction loss on the payload (client side).
         observers: co-training attacks (anything with ``on_step``), called with a
             :class:`~attacks.view.StepView` after every step.
@@ -92,6 +94,7 @@ class SplitTrainer:
         *,
         model: SplitModel,
         lr: float,
+        client_lr: float | None = None,
         lambda_wcc: float = 0.0,
         observers: Iterable[CotrainAttack] = (),
         active: ActiveAttack | None = None,
@@ -107,14 +110,16 @@ class SplitTrainer:
         self.step_count = 0
         self.epoch = 0
         ushaped = model.protocol == "ushaped"
+        client_lr = lr if client_lr is None else client_lr
         self.client_optimizers = [
             torch.optim.Adam(
-                list(model.heads[i].parameters()) + (list(model.tails[i].parameters()) if ushaped else []), lr=lr
+                list(model.heads[i].parameters()) + (list(model.tails[i].parameters()) if ushaped else []),
+                lr=client_lr,
             )
             for i in range(len(model.heads))
         ]
         defense_client = model.defense.client_parameters()
-        self.defense_client_optimizer = torch.optim.Adam(defense_client, lr=lr) if defense_client else None
+        self.defense_client_optimizer = torch.optim.Adam(defense_client, lr=client_lr) if defense_client else None
         server_params = list(model.backbone.parameters()) + model.defense.server_parameters()
         if not ushaped:
             server_params += list(model.tails[0].parameters())

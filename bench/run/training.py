@@ -87,6 +87,7 @@ def train_victim(
     observers: Iterable[CotrainAttack] = (),
     active: ActiveAttack | None = None,
     epochs: int | None = None,
+    client_lr: float | None = None,
 ) -> TrainedVictim:
     """Train the cell's victim under its defense and measure utility and bytes on the wire.
 
@@ -98,9 +99,10 @@ def train_victim(
 
     Args:
         epochs: training length (default: the profile's).
+        client_lr: the client's learning rate (default: the profile's ``lr``, as every party's).
     """
     observers = list(observers)
-    if active is not None or epochs is not None:
+    if active is not None or epochs is not None or client_lr is not None:
         cache_dir = None
     epochs = profile.epochs if epochs is None else epochs
     model, client_indices = _fresh_model(cell, data)
@@ -113,7 +115,7 @@ def train_victim(
 
     calibrate(model, data.members.x, batch_size=profile.eval_batch_size)
     trainer = SplitTrainer(
-        model=model, lr=profile.lr, lambda_wcc=cell.lambda_wcc, observers=observers, active=active
+        model=model, lr=profile.lr, client_lr=client_lr, lambda_wcc=cell.lambda_wcc, observers=observers, active=active
     )
     generator = torch.Generator().manual_seed(cell.seed)
     loaders = [

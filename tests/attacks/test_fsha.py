@@ -9,7 +9,6 @@ import torch
 
 from attacks import Capability, MissingCapabilityError
 from attacks.fsha import BUDGETS, FSHA, FSHABudget, fsha_diverged
-from attacks.fsha_nets import payload_layout, read_payload
 from attacks.view import StepView
 from bench.data import DATASETS
 from bench.data.splits import carve, partition
@@ -19,7 +18,6 @@ from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
 from bench.run.engine import SplitTrainer
 from bench.run.training import build_model, seed_everything
-from defenses import build_defense
 from defenses.payload import values_of, with_values
 
 PROFILE = get_profile("smoke")
@@ -82,7 +80,7 @@ def test_hijacked_gradient_replaces_the_honest_one_at_the_cut(digits, defense, p
     # what the client received: the gradient of the (pre-step) critic's mean score, not the task's
     view, grad = seen["view"], seen["grad"]
     values = values_of(view.payload).clone().requires_grad_(True)
-    score = critic_before(read_payload(with_values(view.payload, values), attack.layout)).mean()
+    score = critic_before(attack.cut_map(with_values(view.payload, values))).mean()
     expected = torch.autograd.grad(score, values)[0]
     assert grad.shape == view.grad.shape and torch.allclose(grad, expected, atol=1e-7)
     assert not torch.allclose(grad, view.grad)
@@ -171,15 +169,28 @@ def test_needs_aux_data(digits):
         FSHA(view=view, profile="smoke")
 
 
-def test_budgets_and_payload_layouts():
+def test_budgets_and_the_hijacked_client_lr(digits):
     assert BUDGETS["paper"].lr_autoencoder == BUDGETS["paper"].lr_critic == 1e-4
-    assert all(b.gp_weight == 500 for b in BUDGETS.values())
+    assert all(b.gp_weight == 500 and b.client_lr == 1e-4 for b in BUDGETS.values())  # App. B-C5
     with pytest.raises(ValueError):
         FSHABudget(epochs=0, lr_autoencoder=1e-4, lr_critic=1e-4)
     with pytest.raises(ValueError):
         FSHABudget(epochs=1, lr_autoencoder=0.0, lr_critic=1e-4)
-    cut = (8, 12, 12)
-    layouts = {
-        name: payload_layout(build_defense(name, cut_shape=cut, seed=0, **params), cut) for name, params in DEFENSES
-    }
-    assert layouts == {"raw": cut, "lightsplit-f": (144,), "topk": cut, "learned-1x1": (1, 12, 12)}
+    cell = _cell("learned-1x1", cr=8.0)
+    model = _fresh(cell, digits)
+    attack = FSHA(view=_pre_view(cell, digits, model), profile="smoke", seed=0)
+    trainer = SplitTrainer(model=model, lr=PROFILE.lr, client_lr=attack.hijacked_client_lr, active=attack)
+    client_lrs = {g["lr"] for opt in trainer._client_optimizers(0) for g in opt.param_groups}
+    assert client_lrs == {1e-4} and trainer.server_optimizer.param_groups[0]["lr"] == PROFILE.lr
+
+
+@pytest.mark.parametrize("defense,params", DEFENSES)
+def test_the_decoder_and_critic_read_cut_maps_of_every_defense(digits, defense, params):
+    cell = _cell(defense, **params)
+    model = _fresh(cell, digits)
+    attack = FSHA(view=_pre_view(cell, digits, model), profile="smoke", seed=0)
+    x = digits.members.x[:4] * 2 - 1
+    cut = tuple(attack.view.cut_shape)
+    assert tuple(attack.pilot_map(x).shape) == (4, *cut)
+    assert tuple(attack.decoder(attack.pilot_map(x)).shape) == (4, *x.shape[1:])
+    assert attack.critic(attack.pilot_map(x)).shape == (4, 1)

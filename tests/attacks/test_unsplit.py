@@ -68,12 +68,14 @@ def test_batched_equals_per_image_in_float64(digits, defense, params):
 
 def test_batched_close_to_per_image_in_float32(digits):
     # float32: gradients differ by ~1e-9 (summation order); from the constant start, max-pool windows hold exact
-    # ties that such differences can break either way, so pixels drift apart by a fraction of a step (lr 1e-3).
+    # ties that such differences can break either way, so pixels drift apart by a few steps (lr 1e-3) at most.
+    # The float64 test above is the oracle; this bounds the float32 drift. Since the output is no longer clamped
+    # to [0, 1], drift at the boundary shows (clamped, it read max 1.8e-4, mean 1.1e-5).
     view, _ = trained_view(digits)
     batched = UnSplit(view=view, profile="smoke", mode="batched").run().reconstructions
     single = UnSplit(view=view, profile="smoke", mode="per_image").run().reconstructions
     diff = (batched - single).abs()
-    assert diff.max() <= 2e-3 and diff.mean() <= 5e-5  # seen: 1.8e-4 and 1.1e-5
+    assert diff.max() <= 5e-3 and diff.mean() <= 2e-4  # seen: 3.8e-3 and 1.1e-4 (2% of pixels above 1e-3)
 
 
 def test_targets_are_independent_problems(digits):
