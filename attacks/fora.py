@@ -61,7 +61,7 @@ class FORABudget:
 BUDGETS: dict[str, FORABudget] = {
     "smoke": FORABudget(iterations=4, decoder=DecoderBudget(epochs=1, lr=1e-3, width=16), critic_width=8, eval_size=64),
     # MnistNet split-2 on MNIST (2,000 aux images): see FORA's docstring for the measured wall time.
-    "cpu": FORABudget(iterations=1000, decoder=DecoderBudget(epochs=10, lr=1e-3, width=32), critic_width=16),
+    "cpu": FORABudget(iterations=1000, decoder=DecoderBudget(epochs=40, lr=1e-3, width=32), critic_width=16),
     # Released: 40,000 iterations of batch 64; the decoder took one step per iteration, i.e. 40,000 × 64
     # samples = 512 passes over 5,000 aux images.
     "paper": FORABudget(iterations=40_000, decoder=DecoderBudget(epochs=512, lr=1e-4, width=256), substitute_width=64,
