@@ -10,7 +10,7 @@ from torch import Tensor, nn
 from attacks.base import ATTACKS, AttackOutput, scale_counts
 from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, SupervisedDecoderAttack, VectorToMap, fit, predict
 from attacks.view import Capability
-from defenses.payload import Payload
+from defenses.payload import Payload, take
 
 
 def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], width: int) -> nn.Module:
@@ -23,7 +23,12 @@ def image_decoder(cut_shape: tuple[int, ...], input_shape: tuple[int, ...], widt
 
 class _PairDecoder(SupervisedDecoderAttack):
     """Trains a decoder on (cut map, image) pairs and decodes the targets' cut maps
-    (:meth:`AttackerView.cut_map`: one decoder serves every defense of a cut)."""
+    (:meth:`AttackerView.cut_map`: one decoder serves every defense of a cut).
+
+    Where the server's own lift differs from the cut map (LightSplit-L's learned φ(z̃) beside R z̃),
+    a second decoder of the same size is fitted on the lift, and the one with the lower held-out
+    loss on the attacker's own pairs decodes the targets (``decoder_reads_lift`` says which).
+    """
 
     kinds: ClassVar[tuple[str, ...]] = ("image",)
 
@@ -35,13 +40,23 @@ class _PairDecoder(SupervisedDecoderAttack):
         return {"decoder": image_decoder(self.view.cut_shape, self.view.input_shape, DECODER_BUDGETS[self.profile].width)}
 
     def run(self) -> AttackOutput:
-        torch.manual_seed(self.seed)
         budget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
         payloads, images = self.training_pairs()
-        model = self.networks()["decoder"]
-        history = fit(model, (self.view.cut_map(payloads),), images, budget, self.seed, self.precision)
-        recon = predict(model, (self.view.cut_map(self.view.targets.payloads),), precision=self.precision)
-        return AttackOutput(reconstructions=recon.clamp(0, 1), scores=history.scores("decoder"))
+        readings = [self.view.cut_map]
+        probe = take(payloads, slice(0, 8))
+        if not torch.equal(self.view.cut_map(probe), self.view.lift(probe)):
+            readings.append(self.view.lift)
+        best = None
+        for index, read in enumerate(readings):
+            torch.manual_seed(self.seed)
+            model = self.networks()["decoder"]
+            history = fit(model, (read(payloads),), images, budget, self.seed, self.precision)
+            if best is None or min(history.heldout, default=0.0) < min(best[2].heldout, default=0.0):
+                best = (index, model, history)
+        index, model, history = best
+        recon = predict(model, (readings[index](self.view.targets.payloads),), precision=self.precision)
+        scores = {**history.scores("decoder"), "decoder_reads_lift": float(index)}
+        return AttackOutput(reconstructions=recon.clamp(0, 1), scores=scores)
 
 
 @ATTACKS.register("decoder-ref")

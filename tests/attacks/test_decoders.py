@@ -98,6 +98,26 @@ def test_each_decoder_beats_the_mean_image_on_raw_payloads(digits, attack):
     assert mse < 0.7 * floor, (mse, floor)
 
 
+@pytest.mark.parametrize("defense,fits", [("lightsplit-l", 2), ("lightsplit-f", 1)])
+def test_against_a_learned_lift_the_decoder_also_reads_it_and_keeps_the_stronger(digits, monkeypatch, defense, fits):
+    import attacks.decoders
+
+    histories = []
+
+    def recording_fit(*args, **kwargs):
+        histories.append(fit(*args, **kwargs))
+        return histories[-1]
+
+    monkeypatch.setattr(attacks.decoders, "fit", recording_fit)
+    cls = ATTACKS.get("decoder-ref")
+    view, _ = trained_view(digits, defense, cls.requires, cr=8.0)
+    out = cls(view=view, profile="smoke", seed=0).run()
+    assert len(histories) == fits  # LightSplit-L: R z̃ and φ(z̃); LightSplit-F: its lift is R z̃
+    best = min(range(fits), key=lambda i: min(histories[i].heldout))
+    assert out.scores["decoder_reads_lift"] == best
+    assert out.scores["decoder_heldout_best"] == min(histories[best].heldout)
+
+
 def test_fit_keeps_the_best_held_out_epoch_and_stops_on_a_plateau():
     torch.manual_seed(0)
     x = torch.randn(200, 8)
