@@ -2,14 +2,16 @@
 
 Cells that share a trained victim (same ``victim_key``) form one task and run in order in one
 worker, so a victim is trained once however many workers there are, and two workers never write the
-same checkpoint.
+same checkpoint. Each record streams back the moment its cell ends, not when its task does, so a
+run killed mid-task keeps every cell that finished.
 """
 from __future__ import annotations
 
 import dataclasses
+import queue
 from collections import defaultdict
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures import ProcessPoolExecutor
 from multiprocessing import get_context
 from typing import Protocol
 
@@ -18,8 +20,16 @@ from bench.run.cell_runner import execute_cell
 from bench.run.store import CellRecord
 
 
-def execute_group(cells: list[Cell], ctx) -> list[CellRecord]:
-    return [execute_cell(cell, ctx) for cell in cells]
+def execute_group(cells: list[Cell], ctx, sink) -> int:
+    """Run ``cells`` in order, putting each record on ``sink`` (a queue) as it ends."""
+    for cell in cells:
+        sink.put(execute_cell(cell, ctx))
+    return len(cells)
+
+
+def stream_group(cells: list[Cell], ctx) -> Iterator[CellRecord]:
+    for cell in cells:
+        yield execute_cell(cell, ctx)
 
 
 def group_by_victim(cells: list[Cell]) -> list[list[Cell]]:
@@ -66,13 +76,18 @@ class LocalExecutor:
         self.jobs, self.threads = jobs, threads_per_job
 
     def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
-        pool = ProcessPoolExecutor(
-            max_workers=self.jobs, mp_context=get_context("spawn"), initializer=_init_worker, initargs=(self.threads,)
-        )
-        with pool:
-            futures = [pool.submit(execute_group, group, _fresh(ctx)) for group in group_by_victim(cells)]
-            for future in as_completed(futures):
-                yield from future.result()
+        spawn = get_context("spawn")
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=spawn, initializer=_init_worker, initargs=(self.threads,))
+        with spawn.Manager() as manager, pool:
+            sink = manager.Queue()
+            running = {pool.submit(execute_group, group, _fresh(ctx), sink) for group in group_by_victim(cells)}
+            while running or not sink.empty():
+                try:
+                    yield sink.get(timeout=0.5)
+                except queue.Empty:
+                    for future in [f for f in running if f.done()]:
+                        future.result()  # a worker that died raises here
+                        running.discard(future)
 
 
 class RayExecutor:
@@ -89,8 +104,13 @@ class RayExecutor:
 
         if not ray.is_initialized():
             ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False, **self.init_kwargs)
-        task = ray.remote(num_cpus=self.num_cpus)(execute_group)
+        task = ray.remote(num_cpus=self.num_cpus, num_returns="streaming")(stream_group)
         pending = [task.remote(group, _fresh(ctx)) for group in group_by_victim(cells)]
         while pending:
-            done, pending = ray.wait(pending, num_returns=1)
-            yield from ray.get(done[0])
+            (ready,), pending = ray.wait(pending, num_returns=1)
+            try:
+                ref = next(ready)
+            except StopIteration:
+                continue
+            yield ray.get(ref)
+            pending.append(ready)
