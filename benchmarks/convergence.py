@@ -71,15 +71,28 @@ def convergence_figure(long: pd.DataFrame, path: Path) -> None:
     plt.close(fig)
 
 
+def markdown(table: pd.DataFrame) -> str:
+    """A pipe table (numbers to four decimals, counts as integers, gaps blank)."""
+
+    def cell(value) -> str:
+        if isinstance(value, float):
+            return "" if pd.isna(value) else f"{value:.4f}"
+        return str(value)
+
+    lines = ["| " + " | ".join(table.columns) + " |", "| " + " | ".join("---" for _ in table.columns) + " |"]
+    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    return "\n".join(lines) + "\n"
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path)
     args = parser.parse_args()
     long = pd.read_csv(args.results / "results.csv")
     table = convergence_table(long)
-    (args.results / "convergence.md").write_text(table.to_markdown(index=False, floatfmt=".4f") + "\n")
+    (args.results / "convergence.md").write_text(markdown(table))
     convergence_figure(long, args.results / "convergence.png")
-    print(table.to_markdown(index=False, floatfmt=".4f"))
+    print(markdown(table), end="")
 
 
 if __name__ == "__main__":
