@@ -46,14 +46,13 @@ class _PairDecoder(SupervisedDecoderAttack):
         probe = take(payloads, slice(0, 8))
         if not torch.equal(self.view.cut_map(probe), self.view.lift(probe)):
             readings.append(self.view.lift)
-        best = None
-        for index, read in enumerate(readings):
+        fits = []
+        for read in readings:
             torch.manual_seed(self.seed)
             model = self.networks()["decoder"]
-            history = fit(model, (read(payloads),), images, budget, self.seed, self.precision)
-            if best is None or min(history.heldout, default=0.0) < min(best[2].heldout, default=0.0):
-                best = (index, model, history)
-        index, model, history = best
+            fits.append((model, fit(model, (read(payloads),), images, budget, self.seed, self.precision)))
+        index = min(range(len(fits)), key=lambda i: min(fits[i][1].heldout, default=0.0))  # ties: the cut map
+        model, history = fits[index]
         recon = predict(model, (readings[index](self.view.targets.payloads),), precision=self.precision)
         scores = {**history.scores("decoder"), "decoder_reads_lift": float(index)}
         return AttackOutput(reconstructions=recon.clamp(0, 1), scores=scores)

@@ -69,14 +69,17 @@ class _ProjectionAwareDecoder(SupervisedDecoderAttack):
     kinds: ClassVar[tuple[str, ...]] = ("image",)
 
     def networks(self) -> dict[str, nn.Module]:
-        """The decoder, freshly initialised, sized to the parameter count of the fused decoder on an
-        undefended cut (three signals of the cut's size), so that every defense of a cut faces the
+        """The decoder, freshly initialised (:meth:`_decoder` for the members' signal widths)."""
+        return {"decoder": self._decoder([x.shape[1] for x in signals(self.view, self.view.members, self.signal_names)])}
+
+    def _decoder(self, dims: list[int]) -> SignalDecoder:
+        """A decoder on signals of widths ``dims``, sized to the parameter count of the fused decoder on
+        an undefended cut (three signals of the cut's size), so that every defense of a cut faces the
         same capacity."""
         view, width = self.view, DECODER_BUDGETS[self.profile].width
         full = [math.prod(view.cut_shape)] * 3
         reference = parameter_count(SignalDecoder(full, REFERENCE_HIDDEN, view.input_shape, width))
-        dims = [x.shape[1] for x in signals(view, view.members, self.signal_names)]
-        return {"decoder": SignalDecoder(dims, matched_hidden(dims, reference, view.input_shape, width), view.input_shape, width)}
+        return SignalDecoder(dims, matched_hidden(dims, reference, view.input_shape, width), view.input_shape, width)
 
     def run(self) -> AttackOutput:
         torch.manual_seed(self.seed)
@@ -84,7 +87,7 @@ class _ProjectionAwareDecoder(SupervisedDecoderAttack):
         view = self.view
         train = signals(view, view.members, self.signal_names)
         target = signals(view, view.targets, self.signal_names)
-        model = self.networks()["decoder"]
+        model = self._decoder([x.shape[1] for x in train])  # the signals once, not again in networks()
         history = fit(model, train, view.members.inputs, budget, self.seed, self.precision)
         recon = predict(model, target, precision=self.precision)
         return AttackOutput(

@@ -20,16 +20,16 @@ from bench.run.cell_runner import execute_cell
 from bench.run.store import CellRecord
 
 
-def execute_group(cells: list[Cell], ctx, sink) -> int:
-    """Run ``cells`` in order, putting each record on ``sink`` (a queue) as it ends."""
-    for cell in cells:
-        sink.put(execute_cell(cell, ctx))
-    return len(cells)
-
-
 def stream_group(cells: list[Cell], ctx) -> Iterator[CellRecord]:
+    """Run ``cells`` in order, yielding each record as its cell ends."""
     for cell in cells:
         yield execute_cell(cell, ctx)
+
+
+def execute_group(cells: list[Cell], ctx, sink) -> None:
+    """:func:`stream_group` onto ``sink`` (a queue shared with the driver)."""
+    for record in stream_group(cells, ctx):
+        sink.put(record)
 
 
 def group_by_victim(cells: list[Cell]) -> list[list[Cell]]:
