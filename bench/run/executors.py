@@ -90,6 +90,13 @@ class LocalExecutor:
                         running.discard(future)
 
 
+def _stream_group_in_ray(cells: list[Cell], ctx, threads: int) -> Iterator[CellRecord]:
+    """:func:`stream_group` with the task's torch threads fixed (as :class:`LocalExecutor`'s workers),
+    whatever ``OMP_NUM_THREADS`` the node's environment holds: same seed, same threads, same numbers."""
+    _init_worker(threads)
+    yield from stream_group(cells, ctx)
+
+
 class RayExecutor:
     """Cells as Ray tasks, on a cluster at ``address`` or on a local Ray instance (``address=None``).
 
@@ -104,8 +111,9 @@ class RayExecutor:
 
         if not ray.is_initialized():
             ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False, **self.init_kwargs)
-        task = ray.remote(num_cpus=self.num_cpus, num_returns="streaming")(stream_group)
-        pending = [task.remote(group, _fresh(ctx)) for group in group_by_victim(cells)]
+        task = ray.remote(num_cpus=self.num_cpus, num_returns="streaming")(_stream_group_in_ray)
+        threads = max(1, int(self.num_cpus))
+        pending = [task.remote(group, _fresh(ctx), threads) for group in group_by_victim(cells)]
         while pending:
             (ready,), pending = ray.wait(pending, num_returns=1)
             try:
