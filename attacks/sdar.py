@@ -99,7 +99,6 @@ BUDGETS: dict[str, SDARBudget] = {
 
 CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
 CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
-MIN_PROGRESS = 0.1  # the tail's accuracy must rise this much (absolute) above its start and chance
 
 
 def sdar_diverged(
@@ -109,23 +108,21 @@ def sdar_diverged(
 
     Diverged when any recorded value is not finite; or the simulated tail's accuracy over the last
     ``window`` steps is below ``CHANCE_FRACTION`` of chance (a consistent label permutation); or the
-    critic won (mean e_dis loss of the last window under ``CRITIC_FLOOR``) while the simulator made
-    no progress (last-window accuracy not ``MIN_PROGRESS`` above both the first window's and chance).
-    A critic that wins while the task improves (e.g. telling DP-noised payloads from clean
-    simulated ones) is not a collapse.
+    critic won (mean e_dis loss of the last window under ``CRITIC_FLOOR``). The defense, DP noise
+    included, sits identically on the simulator's path and the client's, so a critic that tells them
+    apart outright means the simulator left the payload distribution, and the decoder trained on its
+    maps reads the client's payloads off-distribution, however well the simulated task goes: SDAR on
+    raw MNIST at ×16 the cpu budget ends with e_dis loss 3e-6, a tail accuracy of 0.98 and SSIM 0.17,
+    against 0.96 at ×4 (results/issue12-convergence).
     """
     if not all(math.isfinite(v) for v in (*e_dis_losses, *label_accs)):
         return True
     if not e_dis_losses or not label_accs:
         return False
     w = max(1, min(window, len(label_accs)))
-    chance = 1.0 / num_classes
-    final_acc = sum(label_accs[-w:]) / w
-    if final_acc < CHANCE_FRACTION * chance:
+    if sum(label_accs[-w:]) / w < CHANCE_FRACTION / num_classes:
         return True
-    critic_won = sum(e_dis_losses[-w:]) / min(w, len(e_dis_losses)) < CRITIC_FLOOR
-    stalled = final_acc < max(sum(label_accs[:w]) / w, chance) + MIN_PROGRESS
-    return critic_won and stalled
+    return sum(e_dis_losses[-w:]) / min(w, len(e_dis_losses)) < CRITIC_FLOOR
 
 
 @ATTACKS.register("sdar")
