@@ -24,30 +24,40 @@ UNSPLIT_TOLERANCE = 0.05
 HEADLINE = {"unsplit": ("masked_mse_minmax", -1)}  # metric, sign: -1 = lower is a stronger attack
 
 
+def _verdict(gain: float, tolerance: float) -> str:
+    """``yes`` when the larger budget buys at most the tolerance, ``collapsed`` when it loses more than
+    the tolerance (the attack broke down with more steps), ``no`` when it is still climbing."""
+    if gain < -tolerance:
+        return "collapsed"
+    return "yes" if gain <= tolerance else "no"
+
+
 def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
     """One row per (attack, defense, cr): the headline metric at each budget (mean over seeds), the ×4
-    gain over ×1 (positive: the attack got stronger), the tolerance and the verdict."""
+    gain over ×1 (positive: the attack got stronger), the tolerance, the verdict and the attack seconds
+    of one ×4 cell (what a ×4 budget would cost)."""
     ok = long[(long["status"] == "ok") & long["attack"].ne("none")].copy()
     ok["attack_budget"] = pd.to_numeric(ok["attack_budget"], errors="coerce").fillna(1.0)
     rows = []
     for (attack, defense, cr), cells in ok.groupby(["attack", "defense", "cr"], dropna=False):
         metric, sign = HEADLINE.get(attack, ("ssim", 1))
         values = cells[cells["metric"] == metric].groupby("attack_budget")["value"].agg(["mean", "count"])
+        seconds = cells[cells["metric"] == "attack_seconds"].groupby("attack_budget")["value"].mean()
         row = {"attack": attack, "defense": defense, "cr": cr, "metric": metric}
         for budget, stats in values.iterrows():
             row[f"x{budget:g}"] = stats["mean"]
             row[f"seeds x{budget:g}"] = int(stats["count"])
-        if 1.0 in values.index and 4.0 in values.index:
-            gain = sign * (values.loc[4.0, "mean"] - values.loc[1.0, "mean"])
-            tolerance = SSIM_TOLERANCE if metric == "ssim" else UNSPLIT_TOLERANCE * abs(values.loc[1.0, "mean"])
-            row.update({"gain x4 vs x1": gain, "tolerance": tolerance,
-                        "converged": "yes" if gain <= tolerance else "no"})
-        if 4.0 in values.index and 16.0 in values.index:  # is ×4 itself converged?
-            gain = sign * (values.loc[16.0, "mean"] - values.loc[4.0, "mean"])
-            tolerance = SSIM_TOLERANCE if metric == "ssim" else UNSPLIT_TOLERANCE * abs(values.loc[4.0, "mean"])
-            row.update({"gain x16 vs x4": gain, "converged at x4": "yes" if gain <= tolerance else "no"})
+        for low, high, name in ((1.0, 4.0, "converged"), (4.0, 16.0, "converged at x4")):
+            if low in values.index and high in values.index:
+                gain = sign * (values.loc[high, "mean"] - values.loc[low, "mean"])
+                tolerance = SSIM_TOLERANCE if metric == "ssim" else UNSPLIT_TOLERANCE * abs(values.loc[low, "mean"])
+                row.update({f"gain x{high:g} vs x{low:g}": gain, f"tolerance x{low:g}": tolerance,
+                            name: _verdict(gain, tolerance)})
+        if 4.0 in seconds.index:
+            row["attack s at x4"] = seconds.loc[4.0]
         rows.append(row)
-    return pd.DataFrame(rows)
+    table = pd.DataFrame(rows)
+    return table[[c for c in table.columns if c != "attack s at x4"] + ["attack s at x4"]]
 
 
 def convergence_figure(long: pd.DataFrame, path: Path) -> None:
