@@ -25,10 +25,12 @@ HEADLINE = {"unsplit": ("masked_mse_minmax", -1)}  # metric, sign: -1 = lower is
 
 
 def _verdict(gain: float, tolerance: float) -> str:
-    """``yes`` when the larger budget buys at most the tolerance, ``collapsed`` when it loses more than
-    the tolerance (the attack broke down with more steps), ``no`` when it is still climbing."""
+    """``yes`` when the larger budget buys at most the tolerance, ``no`` when it is still climbing;
+    ``yes, falls`` when the larger budget loses more than the tolerance: no gain, as the criterion
+    asks, but an attack that gets worse with more steps is unstable there (or collapsed), which the
+    table should not hide."""
     if gain < -tolerance:
-        return "collapsed"
+        return "yes, falls"
     return "yes" if gain <= tolerance else "no"
 
 
