@@ -145,3 +145,13 @@ def test_the_verdicts_in_the_order_verify_counts_them():
 
     assert VERDICTS == (HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE) == ("held", "not held", "no leakage measured",
                                                                        "not testable")
+
+
+def test_utility_claims_read_the_victim_stored_in_attack_cells():
+    # No attack-free cell is stored: the victims' accuracy comes from their attack cells.
+    records = [CellRecord(Cell(defense=d, defense_knobs=k, seed=0, attack="sdar", **BASE), "ok", {"accuracy": a})
+               for d, k, a in (("raw", {}, 0.97), ("lightsplit-f", {"cr": 8.0}, 0.93))]
+    claim = Claim("u", "Sect. I", "keeps 94%", "accuracy", Selector("lightsplit-f", cr=8.0), ">", Selector("raw"),
+                  factor=0.94, profiles=("cpu",))
+    verdict = verify(records_to_table(records), "cpu", [claim])[0]
+    assert verdict.status == HELD and "0.9300 (n=1)" in verdict.detail

@@ -74,7 +74,7 @@ for cr in (8, 16, 32):
         PINS[f"{attack}-ssim-lsf-below-topk-cr{cr}"] = Pin(
             "ssim", S("lightsplit-f", attack, cr), "<", S("topk", attack, cr), "every-cr")
     PINS[f"unsplit-masked-mse-lightsplit-f-above-raw-cr{cr}"] = Pin(
-        "masked_mse", S("lightsplit-f", "unsplit", cr), ">", S("raw", "unsplit"), "unsplit-lsf")
+        "masked_mse_minmax", S("lightsplit-f", "unsplit", cr), ">", S("raw", "unsplit"), "unsplit-lsf")
     PINS[f"sdar-lsl-below-raw-cr{cr}"] = Pin("ssim", S("lightsplit-l", "sdar", cr), "<", S("raw", "sdar"), "lsl")
     PINS[f"utility-lsf-keeps-94pct-cr{cr}"] = Pin(
         "accuracy", S("lightsplit-f", cr=cr), ">", S("raw"), "utility", factor=0.94)
@@ -86,9 +86,9 @@ PINS.update({
     "sdar-ssim-lsf-falls-with-cr": Pin("ssim", S("lightsplit-f", "sdar", 32), "<", S("lightsplit-f", "sdar", 8), "sdar-cr"),
     "sdar-ssim-topk32-above-lsf8": Pin("ssim", S("topk", "sdar", 32), ">", S("lightsplit-f", "sdar", 8), "topk32"),
     "unsplit-masked-mse-topk-above-raw-cr8": Pin(
-        "masked_mse", S("topk", "unsplit", 8), ">", S("raw", "unsplit"), "unsplit-topk"),
+        "masked_mse_minmax", S("topk", "unsplit", 8), ">", S("raw", "unsplit"), "unsplit-topk"),
     "unsplit-masked-mse-lsf-above-topk": Pin(
-        "masked_mse", S("lightsplit-f", "unsplit", 8), ">", S("topk", "unsplit", 8), "unsplit-topk"),
+        "masked_mse_minmax", S("lightsplit-f", "unsplit", 8), ">", S("topk", "unsplit", 8), "unsplit-topk"),
     "utility-dp-keeps-96pct": Pin("accuracy", S("raw+dp", sigma=0.02), ">", S("raw"), "dp-utility", factor=0.96),
     "fsha-lsf-below-raw": Pin("ssim", S("lightsplit-f", "fsha", 8), "<", S("raw", "fsha"), "fsha-raw"),
     "fsha-lsf-below-topk": Pin("ssim", S("lightsplit-f", "fsha", 8), "<", S("topk", "fsha", 8), "fsha-base"),
@@ -100,8 +100,8 @@ for lam in (1e-3, 1e-1):
     PINS[f"sdar-wcc{lam:g}-raises-lpips"] = Pin(
         "lpips", S("lightsplit-f", "sdar", 8, lam=lam), ">", S("lightsplit-f", "sdar", 8), "wcc-lpips")
     PINS[f"unsplit-masked-mse-lightsplit-f-above-raw-cr8-wcc{lam:g}"] = Pin(
-        "masked_mse", S("lightsplit-f", "unsplit", 8, lam=lam), ">", S("raw", "unsplit"), "unsplit-lsf")
-for attack, metric, more_private in (("sdar", "ssim", "<"), ("fora", "ssim", "<"), ("unsplit", "masked_mse", ">"),
+        "masked_mse_minmax", S("lightsplit-f", "unsplit", 8, lam=lam), ">", S("raw", "unsplit"), "unsplit-lsf")
+for attack, metric, more_private in (("sdar", "ssim", "<"), ("fora", "ssim", "<"), ("unsplit", "masked_mse_minmax", ">"),
                                      ("fsha", "ssim", "<")):
     both = S("lightsplit-f+dp", attack, 8, sigma=0.02)
     quote = "dp-fsha" if attack == "fsha" else "dp-both"
