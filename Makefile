@@ -14,7 +14,7 @@ install-test:
 	$(PIP) install -q -e '.[test]'
 
 demo: install
-	bench run --profile cpu --defense raw,lightsplit-f --cr 8 --attack decoder-ref,unsplit --seeds 0 --out results/demo
+	bench run --profile cpu --defense raw,lightsplit-f --cr 8 --attack decoder-ref,unsplit --seeds 0 --jobs 2 --out results/demo
 
 lint: install-test
 	$(PYTHON) -m ruff check .
