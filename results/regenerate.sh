@@ -3,7 +3,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 for dir in results/issue2-utility results/issue3-attacks results/issue4-attacks \
-           results/issue6-reproduction results/issue6-structured-projection; do
+           results/issue6-reproduction results/issue6-structured-projection results/issue12-reproduction; do
   [ -d "$dir/cells" ] || continue
   mkdir -p "$dir/tables"
   bench report --results "$dir" --format markdown --out "$dir/tables"
@@ -16,3 +16,5 @@ done
 mkdir -p results/tables
 for fmt in markdown csv; do bench report --results results/issue6-reproduction --format $fmt --out results/tables >/dev/null; done
 bench report --results results/issue6-reproduction --format latex --standalone --out results/tables >/dev/null
+# Issue 12's convergence table and figure.
+python benchmarks/convergence.py results/issue12-convergence >/dev/null
