@@ -198,7 +198,6 @@ def test_the_decoder_and_critic_read_cut_maps_of_every_defense(digits, defense, 
     assert attack.critic(attack.pilot_map(x)).shape == (4, 1)
 
 
-
 def test_a_client_hijacked_onto_the_pilot_is_decoded_beating_the_mean_image(digits):
     # The easy case: a client the hijack moved onto the pilot sends f̃(x). After 300 attacker
     # iterations, run() decodes such payloads of the targets; its MSE must be under 0.8× that of the
