@@ -13,7 +13,10 @@ Choices the paper leaves unstated:
   Linear.
 * Linear layers followed by BatchNorm have no bias (BatchNorm has its own shift); the tail keeps
   its bias. PyTorch's default initialisation throughout.
-* Any ``(F,)`` input is accepted; UCI HAR's 561 features are the default.
+* Any ``(F,)`` input is accepted; UCI HAR's 561 features are the default. On HAPT's raw windows
+  (``hapt``: 6 channels × 128 samples, flattened to 768) the same network is
+  Linear(768→256) → BN → ReLU → Linear(256→256) → BN → ReLU | Linear(256→128) → BN → ReLU |
+  Linear(128→6): the paper's HAR MLP with a wider first layer, cut at d = 256.
 * BatchNorm1d in training mode needs more than one sample per batch.
 
 Paper: LightSplit (arXiv:2605.13265), App. B-B4 (Tabular data, UCI HAR).
@@ -45,7 +48,7 @@ class HarMLP(Victim):
     cuts = {"d256": (_HEAD_WIDTH,)}
     default_cut = "d256"
     input_shape = (561,)
-    datasets = ("har",)
+    datasets = ("har", "hapt")
 
     def build(self, *, cut: str, num_classes: int, input_shape: tuple[int, ...]) -> SplitParts:
         """Build freshly initialised parts split at ``cut``.

@@ -17,6 +17,10 @@ Choices the sources leave unstated, besides the layers themselves:
 * The layers are created in model order whatever the cut, so one seed gives the same weights at
   both cuts.
 
+On 32×32 RGB input (``cifar10-jpeg``) the L2H cut is (64, 8, 8), d = 4096: the shape of the paper's
+CIFAR-10 cut, which is why it is the cpu profile's CIFAR-10 victim (``benchmarks/cifar_victims.py``
+compares it with ResNet-18 at the same cut for accuracy per minute).
+
 Paper: LightSplit (arXiv:2605.13265), Sect. V-A1 and App. Table IV (Fashion-MNIST, L1H / L2H).
 """
 from __future__ import annotations
@@ -77,7 +81,7 @@ class SimpleCNN(Victim):
     cuts = {"l1h": (32, 14, 14), "l2h": (64, 7, 7)}  # a dry run checks them in the tests
     default_cut = "l2h"
     input_shape = _DEFAULT_INPUT
-    datasets = ("fashion-mnist",)
+    datasets = ("fashion-mnist", "cifar10-jpeg")
 
     def build(self, *, cut: str, num_classes: int, input_shape: tuple[int, ...]) -> SplitParts:
         """Build freshly initialised parts split at ``cut``.

@@ -7,16 +7,19 @@ from bench.cli.common import plugin_option
 
 
 @click.command("list")
+@click.option("--data-root", default=None, help="Data folder to look in first (else $BENCH_DATA_ROOT, else the cache folder).")
 @plugin_option
-def list_command() -> None:
-    """Print every registry: datasets, victims and cuts, defenses and their knobs, attacks, profiles."""
+def list_command(data_root: str | None) -> None:
+    """Print every registry: datasets and where their files were found, victims and cuts, defenses
+    and their knobs, attacks, profiles."""
     from attacks import ATTACKS
-    from bench.data import DATASETS
     from bench.profiles import PROFILES
     from defenses import DEFENSES, PAYLOAD_TRANSFORMS
     from victims import VICTIMS
 
-    click.echo("datasets:   " + ", ".join(DATASETS.names()))
+    click.echo("datasets:")
+    for name, where in _dataset_locations(data_root):
+        click.echo(f"  {name:<14} {where}")
     click.echo("victims:")
     for name in VICTIMS.names():
         victim = VICTIMS.get(name)
@@ -33,6 +36,24 @@ def list_command() -> None:
         click.echo(f"  {name:<18} {attack.threat_model.value}, {'/'.join(attack.kinds)} data; {_knobs(attack.knobs)}")
     click.echo("profiles:   " + ", ".join(PROFILES))
     click.echo("Cross any knob with --knob NAME=V1,V2 (--cr, --sigma, --tile, --liftback-width, --attack-budget for short).")
+
+
+def _dataset_locations(data_root: str | None) -> list[tuple[str, str]]:
+    """Each dataset and the folder its files were found in: the data root first, then the shared
+    offline copy. Only the layout is checked (nothing is read), so this stays instant."""
+    from bench.data import DATASETS, LAYOUTS
+    from bench.data.autodetect import OFFLINE_COPIES
+    from bench.data.root import resolve_data_root
+
+    roots = list(dict.fromkeys([resolve_data_root(data_root), *OFFLINE_COPIES]))
+    rows = []
+    for name in DATASETS.names():
+        if name not in LAYOUTS:
+            rows.append((name, "needs no files"))
+            continue
+        found = next((folder for folder in (LAYOUTS.get(name).find(root) for root in roots) if folder), None)
+        rows.append((name, f"found in {found}" if found else f"not found (looked under {', '.join(map(str, roots))})"))
+    return rows
 
 
 def _knobs(knobs) -> str:

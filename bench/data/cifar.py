@@ -20,8 +20,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data.registry import DATASETS
-from bench.data.root import MissingDataError, find_dataset_dir, try_download
+from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
 
@@ -46,6 +46,12 @@ _VARIANTS = {
         "cifar-100-python", ("train",), "test",
         b"fine_labels", "meta", b"fine_label_names", 100, "CIFAR100",
     ),
+}
+
+
+LAYOUTS_BY_NAME = {
+    name: LAYOUTS.register(name)(DatasetLayout((v.folder, f"{name}/{v.folder}"), (v.test_file,)))
+    for name, v in _VARIANTS.items()
 }
 
 
@@ -81,13 +87,12 @@ def _download(dataset: str, root: Path) -> None:
 
 def _load(dataset: str, root: Path, download: bool) -> RawDataset:
     variant = _VARIANTS[dataset]
-    candidates = [variant.folder, f"{dataset}/{variant.folder}"]
-    required = [variant.test_file]
-    folder = find_dataset_dir(root, candidates, must_contain=required)
+    layout = LAYOUTS_BY_NAME[dataset]
+    folder = layout.find(root)
     reason = ""
     if folder is None and download:
         reason = try_download(lambda: _download(dataset, root)) or ""
-        folder = find_dataset_dir(root, candidates, must_contain=required)
+        folder = layout.find(root)
     if folder is None:
         raise MissingDataError(
             dataset, root, [variant.test_file], root / variant.folder,
@@ -100,13 +105,17 @@ def _load(dataset: str, root: Path, download: bool) -> RawDataset:
             dataset, root, [p.name for p in train_paths if not p.is_file()], folder,
             reason="training files incomplete",
         )
+    test = _read_batches([folder / variant.test_file], variant.label_key)
+    train = _read_batches(train_paths, variant.label_key) if present else None
+    splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
     return RawDataset(
         name=dataset,
         num_classes=variant.num_classes,
         kind="image",
-        test=_read_batches([folder / variant.test_file], variant.label_key),
-        train=_read_batches(train_paths, variant.label_key) if present else None,
+        test=test,
+        train=train,
         class_names=_class_names(folder, variant),
+        source=f"{variant.folder} python pickles, lossless ({splits})",
     )
 
 

@@ -44,4 +44,5 @@ def load(root: Path | None = None, *, download: bool = False) -> RawDataset:
         train=None,
         class_names=tuple(str(i) for i in range(10)),
         black_background=True,
+        source="scikit-learn's 8x8 digits, bilinearly upsampled to 28x28",
     )

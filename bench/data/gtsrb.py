@@ -19,8 +19,8 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data.registry import DATASETS
-from bench.data.root import MissingDataError, find_dataset_dir, try_download
+from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
 NUM_CLASSES = 43
@@ -28,34 +28,36 @@ IMAGE_SIZE = 32
 _TEST_IMAGES = "GTSRB/Final_Test/Images"
 _TEST_CSV = "GT-final_test.csv"
 _TRAIN_DIR = "GTSRB/Training"
+LAYOUT = LAYOUTS.register("gtsrb")(DatasetLayout(("gtsrb", "gtsrb/gtsrb", "."), (_TEST_IMAGES, _TEST_CSV)))
 
 
-def _read_image(path: Path) -> np.ndarray:
+def _read_image(path: Path, sizes: set[tuple[int, int]]) -> np.ndarray:
     with Image.open(path) as image:
+        sizes.add(image.size)
         rgb = image.convert("RGB")
         resized = rgb.resize((IMAGE_SIZE, IMAGE_SIZE), Image.Resampling.BILINEAR)
         return np.asarray(resized, dtype=np.uint8)
 
 
-def _to_split(paths: list[Path], labels: list[int]) -> ArraySplit:
+def _to_split(paths: list[Path], labels: list[int], sizes: set[tuple[int, int]]) -> ArraySplit:
     if not paths:
         x = torch.zeros((0, 3, IMAGE_SIZE, IMAGE_SIZE), dtype=torch.float32)
         return ArraySplit(x, torch.zeros(0, dtype=torch.int64))
-    stacked = np.stack([_read_image(p) for p in paths])  # (N, H, W, 3)
+    stacked = np.stack([_read_image(p, sizes) for p in paths])  # (N, H, W, 3)
     x = torch.from_numpy(stacked.astype(np.float32) / 255.0).permute(0, 3, 1, 2).contiguous()
     return ArraySplit(x, torch.tensor(labels, dtype=torch.int64))
 
 
-def _read_test(base: Path) -> ArraySplit:
+def _read_test(base: Path, sizes: set[tuple[int, int]]) -> ArraySplit:
     paths, labels = [], []
     with (base / _TEST_CSV).open(newline="") as f:
         for row in csv.DictReader(f, delimiter=";", skipinitialspace=True):
             paths.append(base / _TEST_IMAGES / row["Filename"])
             labels.append(int(row["ClassId"]))
-    return _to_split(paths, labels)
+    return _to_split(paths, labels, sizes)
 
 
-def _read_train(base: Path) -> ArraySplit | None:
+def _read_train(base: Path, sizes: set[tuple[int, int]]) -> ArraySplit | None:
     train_dir = base / _TRAIN_DIR
     if not train_dir.is_dir():
         return None
@@ -64,7 +66,7 @@ def _read_train(base: Path) -> ArraySplit | None:
         for image in sorted(class_dir.glob("*.ppm")):
             paths.append(image)
             labels.append(int(class_dir.name))
-    return _to_split(paths, labels) if paths else None
+    return _to_split(paths, labels, sizes) if paths else None
 
 
 def _download(root: Path) -> None:
@@ -87,22 +89,28 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
             be downloaded).
     """
     root = Path(root)
-    candidates = ["gtsrb", "gtsrb/gtsrb", "."]
-    required = [_TEST_IMAGES, _TEST_CSV]
-    base = find_dataset_dir(root, candidates, must_contain=required)
+    base = LAYOUT.find(root)
     reason = ""
     if base is None and download:
         reason = try_download(lambda: _download(root)) or ""
-        base = find_dataset_dir(root, candidates, must_contain=required)
+        base = LAYOUT.find(root)
     if base is None:
         raise MissingDataError(
             "gtsrb", root, [f"{_TEST_IMAGES}/*.ppm", _TEST_CSV], root / "gtsrb",
             optional=f"{_TRAIN_DIR}/<class>/*.ppm", reason=reason,
         )
+    sizes: set[tuple[int, int]] = set()
+    test = _read_test(base, sizes)
+    train = _read_train(base, sizes)
+    splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
+    # A copy whose every image is already 32x32 was resized before it reached us (the originals
+    # range from 15 to 250 pixels a side): say so on every row.
+    resized = "copy already resized to 32x32" if sizes == {(IMAGE_SIZE, IMAGE_SIZE)} else "resized here to 32x32"
     return RawDataset(
         name="gtsrb",
         num_classes=NUM_CLASSES,
         kind="image",
-        test=_read_test(base),
-        train=_read_train(base),
+        test=test,
+        train=train,
+        source=f"GTSRB .ppm files, {resized} ({splits})",
     )

@@ -21,8 +21,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data.registry import DATASETS
-from bench.data.root import DOWNLOAD_TIMEOUT_S, MissingDataError, find_dataset_dir, try_download
+from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.root import DOWNLOAD_TIMEOUT_S, DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
 NUM_FEATURES = 561
@@ -36,6 +36,9 @@ URL = (
 
 def _split_files(split: str) -> list[str]:
     return [f"{split}/X_{split}.txt", f"{split}/y_{split}.txt", f"{split}/subject_{split}.txt"]
+
+
+LAYOUT = LAYOUTS.register("har")(DatasetLayout((FOLDER, f"har/{FOLDER}"), tuple(_split_files("test"))))
 
 
 def _read_split(folder: Path, split: str) -> ArraySplit:
@@ -94,13 +97,12 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
         ValueError: on a malformed file (wrong feature count, labels outside 1..6).
     """
     root = Path(root)
-    candidates = [FOLDER, f"har/{FOLDER}"]
     required = _split_files("test")
-    folder = find_dataset_dir(root, candidates, must_contain=required)
+    folder = LAYOUT.find(root)
     reason = ""
     if folder is None and download:
         reason = try_download(lambda: _download(root)) or ""
-        folder = find_dataset_dir(root, candidates, must_contain=required)
+        folder = LAYOUT.find(root)
     if folder is None:
         raise MissingDataError(
             "har", root, required, root / FOLDER,
@@ -114,4 +116,5 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
         test=_read_split(folder, "test"),
         train=_read_split(folder, "train") if has_train else None,
         class_names=_activity_names(folder),
+        source="UCI HAR 561-feature files" + (" (train + test)" if has_train else " (test only)"),
     )

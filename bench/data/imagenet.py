@@ -24,13 +24,14 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data.registry import DATASETS
-from bench.data.root import MissingDataError, find_dataset_dir
+from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.root import DatasetLayout, MissingDataError
 from bench.data.types import ArraySplit, RawDataset
 
 IMAGE_SIZE = 64
 DEFAULT_MAX_PER_CLASS = 50
 _EXTENSIONS = {".jpeg", ".jpg", ".png"}
+LAYOUT = LAYOUTS.register("imagenet")(DatasetLayout(("imagenet", "imagenet/imagenet", "."), ("val/*/",)))
 
 
 def _read_image(path: Path) -> np.ndarray:
@@ -86,8 +87,7 @@ def load(
     if max_per_class < 1:
         raise ValueError(f"max_per_class must be >= 1, got {max_per_class}")
     root = Path(root)
-    candidates = ["imagenet", "imagenet/imagenet", "."]
-    base = find_dataset_dir(root, candidates, must_contain=["val/*/"])
+    base = LAYOUT.find(root)
     if base is None:
         raise MissingDataError(
             "imagenet", root, ["val/<wnid>/*.JPEG"], root / "imagenet",
@@ -105,4 +105,5 @@ def load(
         test=_read_split(base / "val", class_index, max_per_class),
         train=_read_split(train_dir, class_index, max_per_class) if has_train else None,
         class_names=tuple(classes),
+        source="ImageNet JPEG folders" + (" (train + val)" if has_train else " (val only)"),
     )

@@ -18,8 +18,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data.registry import DATASETS
-from bench.data.root import MissingDataError, find_dataset_dir, try_download
+from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
 _IMAGES_MAGIC = 2051
@@ -75,6 +75,14 @@ def _read_split(folder: Path, prefix: str) -> ArraySplit | None:
     return ArraySplit(x_t, torch.from_numpy(y.astype(np.int64)))
 
 
+LAYOUTS_BY_NAME = {
+    name: LAYOUTS.register(name)(DatasetLayout(
+        (f"{folder}/raw", f"{name}/{folder}/raw"), ("t10k-images-idx3-ubyte*", "t10k-labels-idx1-ubyte*")
+    ))
+    for name, (folder, _, _) in _VARIANTS.items()
+}
+
+
 def _download(dataset: str, root: Path) -> None:
     from torchvision import datasets
 
@@ -84,13 +92,12 @@ def _download(dataset: str, root: Path) -> None:
 
 def _load(dataset: str, root: Path, download: bool) -> RawDataset:
     sub = f"{_VARIANTS[dataset][0]}/raw"
-    candidates = [sub, f"{dataset}/{sub}"]
-    required = ["t10k-images-idx3-ubyte*", "t10k-labels-idx1-ubyte*"]
-    folder = find_dataset_dir(root, candidates, must_contain=required)
+    layout = LAYOUTS_BY_NAME[dataset]
+    folder = layout.find(root)
     reason = ""
     if folder is None and download:
         reason = try_download(lambda: _download(dataset, root)) or ""
-        folder = find_dataset_dir(root, candidates, must_contain=required)
+        folder = layout.find(root)
     test = None if folder is None else _read_split(folder, "t10k")
     if folder is None or test is None:
         raise MissingDataError(
@@ -101,12 +108,15 @@ def _load(dataset: str, root: Path, download: bool) -> RawDataset:
             optional="the train-* files",
             reason=reason,
         )
+    train = _read_split(folder, "train")
+    splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
     return RawDataset(
         name=dataset,
         num_classes=10,
         kind="image",
         test=test,
-        train=_read_split(folder, "train"),
+        train=train,
+        source=f"{_VARIANTS[dataset][0]} idx files ({splits})",
         class_names=_VARIANTS[dataset][2],
         black_background=True,
     )

@@ -14,6 +14,7 @@ import os
 import re
 import socket
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 ENV_VAR = "BENCH_DATA_ROOT"
@@ -119,6 +120,19 @@ def find_dataset_dir(
         if folder.is_dir() and all(any(folder.glob(pattern)) for pattern in must_contain):
             return folder
     return None
+
+
+@dataclass(frozen=True)
+class DatasetLayout:
+    """Where a loader looks for a dataset: sub-folders of the data root, tried in order, and the
+    files (glob patterns) that must sit in one of them."""
+
+    candidates: tuple[str, ...]
+    must_contain: tuple[str, ...]
+
+    def find(self, root: Path) -> Path | None:
+        """The first candidate folder under ``root`` holding every required file, or ``None``."""
+        return find_dataset_dir(root, self.candidates, must_contain=self.must_contain)
 
 
 def try_download(

@@ -65,6 +65,12 @@ def _stratified_take(split: ArraySplit, sizes: list[int | None], seed: int) -> l
     return out
 
 
+def _scaled(sizes: list[int], available: int) -> list[int]:
+    """``sizes`` shrunk by one factor so that they fit into ``available`` samples."""
+    scale = available / sum(sizes)
+    return [max(1, int(w * scale)) for w in sizes]
+
+
 def carve(raw: RawDataset, profile: Profile) -> CarvedData:
     """Members, non-members and test data for ``profile``.
 
@@ -79,6 +85,8 @@ def carve(raw: RawDataset, profile: Profile) -> CarvedData:
             n = len(raw.train)
             nonmembers = profile.nonmembers if profile.nonmembers is not None else int(NONMEMBER_SHARE * n)
             sizes = [profile.members if profile.members is not None else n - nonmembers, nonmembers]
+        elif sum(sizes) > len(raw.train):  # a small training split (HAPT: 7,415 windows) keeps the ratio
+            sizes = _scaled(sizes, len(raw.train))
         members, nonmembers = _stratified_take(raw.train, sizes, CARVE_SEED)
         (test,) = _stratified_take(raw.test, [profile.test], CARVE_SEED)
     else:
@@ -87,8 +95,7 @@ def carve(raw: RawDataset, profile: Profile) -> CarvedData:
             n = len(raw.test)
             wanted = [int(0.6 * n), int(0.2 * n), None]
         elif sum(wanted) > len(raw.test):
-            scale = len(raw.test) / sum(wanted)
-            wanted = [max(1, int(w * scale)) for w in wanted[:-1]] + [None]
+            wanted = _scaled(wanted, len(raw.test))[:-1] + [None]
         members, nonmembers, test = _stratified_take(raw.test, wanted, CARVE_SEED)
     return CarvedData(raw.name, raw.num_classes, raw.kind, members, nonmembers, test, raw.black_background)
 

@@ -64,6 +64,8 @@ class RawDataset:
         class_names: optional human-readable class names.
         black_background: images are strokes on a black background (MNIST-like), so
             reconstructions are also scored on the foreground only (App. B-C3/B-D).
+        source: the copy that was read and how it differs from the published release (a lossy
+            or resized copy says so); recorded on every result row as ``data_source``.
     """
 
     name: str
@@ -73,6 +75,7 @@ class RawDataset:
     train: ArraySplit | None = None
     class_names: tuple[str, ...] = field(default=())
     black_background: bool = False
+    source: str = ""
 
     @property
     def input_shape(self) -> tuple[int, ...]:

@@ -28,13 +28,19 @@ class RunContext:
     cache_dir: Path | None = None
     artifacts_dir: Path | None = None
     _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
+    _sources: dict[str, str] = field(default_factory=dict)
 
     def data(self, dataset: str, profile_name: str) -> CarvedData:
         key = (dataset, profile_name)
         if key not in self._data:
             raw = DATASETS.get(dataset)(self.data_root, download=self.download)
+            self._sources[dataset] = raw.source
             self._data[key] = carve(raw, get_profile(profile_name))
         return self._data[key]
+
+    def source(self, dataset: str) -> str:
+        """The loaded copy's ``RawDataset.source``; empty when the dataset was never loaded."""
+        return self._sources.get(dataset, "")
 
 
 def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict[str, str]]:
@@ -59,7 +65,7 @@ def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
     except Exception:  # recorded, not swallowed: the traceback goes into the store
         record = CellRecord(cell, FAILED, error=traceback.format_exc())
     record.wall_seconds = time.perf_counter() - started
-    record.provenance = environment()
+    record.provenance = {**environment(), "data_source": ctx.source(cell.dataset)}
     try:
         record.knobs = resolved_knobs(cell)
         record.threat_model = ATTACKS.get(cell.attack).threat_model.value if cell.attack != "none" else "none"

@@ -22,9 +22,11 @@ DEFAULT_VICTIM = {
     "digits": "mnistnet",
     "cifar10": "resnet18",
     "cifar100": "resnet18",
+    "cifar10-jpeg": "simplecnn",
     "gtsrb": "micronnet",
     "imagenet": "resnet50",
     "har": "har-mlp",
+    "hapt": "har-mlp",
 }
 PARTITIONS = ("iid", "dirichlet")
 

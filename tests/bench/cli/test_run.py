@@ -58,6 +58,16 @@ def test_list_shows_every_registry(capsys):
         assert name in stdout
 
 
+def test_list_says_where_each_dataset_was_found(capsys, tmp_path):
+    (tmp_path / "cifar10-jpeg" / "test" / "cat").mkdir(parents=True)
+    code, stdout, _ = run_cli(capsys, ["list", "--data-root", str(tmp_path)])
+    lines = {line.split()[0]: line for line in stdout.splitlines() if line.startswith("  ")}
+    assert code == 0
+    assert f"found in {tmp_path / 'cifar10-jpeg'}" in lines["cifar10-jpeg"]
+    assert "needs no files" in lines["digits"]
+    assert "not found (looked under" in lines["imagenet"] and str(tmp_path) in lines["imagenet"]
+
+
 def test_run_stores_tidy_rows_and_skips_stored_cells(capsys, tmp_path):
     out = tmp_path / "out"
     args = SMOKE + ["--defense", "lightsplit-f", "--cr", "8", "--seeds", "0", "--out", str(out)]
@@ -67,7 +77,7 @@ def test_run_stores_tidy_rows_and_skips_stored_cells(capsys, tmp_path):
     table = pd.read_parquet(out / "results.parquet")
     assert set(table["defense"]) == {"raw", "lightsplit-f"}
     assert {"accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_epoch"} <= set(table["metric"])
-    for column in ("seed", "profile", "code_version", "version_torch", "wall_seconds", "status"):
+    for column in ("seed", "profile", "code_version", "version_torch", "wall_seconds", "status", "data_source"):
         assert column in table.columns
     up = table[table["metric"] == "bytes_up_per_sample"].set_index("defense")["value"]
     assert up["raw"] / up["lightsplit-f"] == 8

@@ -109,7 +109,7 @@ def test_missing_data_error_is_one_line_and_picklable(tmp_path: Path) -> None:
 
 def test_registry_has_every_loader() -> None:
     expected = {
-        "mnist", "fashion-mnist", "cifar10", "cifar100", "gtsrb", "imagenet", "har", "digits"
+        "mnist", "fashion-mnist", "cifar10", "cifar100", "cifar10-jpeg", "gtsrb", "imagenet", "har", "hapt", "digits"
     }
     assert expected <= set(DATASETS.names())
 
@@ -221,6 +221,14 @@ def test_gtsrb(tmp_path: Path, layout: str) -> None:
     assert ds.train is not None and ds.train.x.shape == (3, 3, 32, 32)
     assert ds.train.y.tolist() == [0, 42, 42]
     assert float(ds.train.x.min()) >= 0.0 and float(ds.train.x.max()) <= 1.0
+    assert "resized here" in ds.source
+
+
+def test_gtsrb_says_when_the_copy_was_already_resized(tmp_path: Path) -> None:
+    base = tmp_path / "gtsrb"
+    _write_image(base / "GTSRB/Final_Test/Images/00000.ppm", (32, 32), (0, 255, 0))
+    (base / "GT-final_test.csv").write_text("Filename;Width;Height;Roi.X1;Roi.Y1;Roi.X2;Roi.Y2;ClassId\n00000.ppm;53;54;5;6;48;49;16\n")
+    assert "already resized to 32x32" in DATASETS.get("gtsrb")(tmp_path).source
 
 
 def test_gtsrb_missing(tmp_path: Path) -> None:
