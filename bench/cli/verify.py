@@ -41,7 +41,7 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         raise click.UsageError(f"no results of profile '{profile}' under {', '.join(results_dirs)}")
     verdicts = verify(table, profile)
     for v in verdicts:
-        click.echo(f"[{v.status:^12}] {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
+        click.echo(f"[{v.status:^12}] {v.dataset}: {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
     counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in VERDICTS)
     click.echo(f"{counts} ({profile} profile)")
 

@@ -86,7 +86,7 @@ def carve(raw: RawDataset, profile: Profile) -> CarvedData:
             nonmembers = profile.nonmembers if profile.nonmembers is not None else int(NONMEMBER_SHARE * n)
             sizes = [profile.members if profile.members is not None else n - nonmembers, nonmembers]
         elif sum(sizes) > len(raw.train):  # a small training split (HAPT: 7,415 windows) keeps the ratio
-            sizes = _scaled(sizes, len(raw.train))
+            sizes = _scaled(sizes, len(raw.train))[:-1] + [None]
         members, nonmembers = _stratified_take(raw.train, sizes, CARVE_SEED)
         (test,) = _stratified_take(raw.test, [profile.test], CARVE_SEED)
     else:

@@ -23,7 +23,7 @@ COLUMNS = Cell.factor_names() + [
 ]
 # Columns of the tidy table that are not factors of the experiment: ids, the measurement and its
 # status, and the provenance of the run (library versions, machine, code version).
-NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {"python", "machine", "torch_threads", "code_version"}
+NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {"python", "machine", "torch_threads", "code_version", "data_source"}
 
 
 def factor_columns(table: pd.DataFrame) -> list[str]:

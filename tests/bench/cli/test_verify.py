@@ -53,12 +53,12 @@ def test_verify_prints_one_line_per_claim_and_the_counts(capsys, results):
     cpu_claims = [c for c in CLAIMS if "cpu" in c.profiles]
     assert len(lines) == len(cpu_claims) + 1
     assert lines[-1] == f"2 held, 1 not held, 0 no leakage measured, {len(cpu_claims) - 3} not testable (cpu profile)"
-    assert ("[    held    ] sdar-ssim-lsf-below-topk-cr8 (Table II): sdar: LightSplit-F lowers SSIM more than topk "
-            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 (n=2) < topk CR 8 / sdar 0.5000 (n=2)") in lines
-    assert ("[  not held  ] fora-ssim-lsf-below-topk-cr8 (Table II): fora: LightSplit-F lowers SSIM more than topk "
-            "at CR 8 — ssim: lightsplit-f CR 8 / fora 0.6000 (n=1) < topk CR 8 / fora 0.5000 (n=1)") in lines
-    assert any(line.startswith("[    held    ] utility-dp-keeps-96pct ") and line.endswith(
-        "accuracy: raw+dp σ 0.02 0.8800 (n=1) > 0.96×raw 0.8640 (n=1)") for line in lines)
+    assert ("[    held    ] mnist: sdar-ssim-lsf-below-topk-cr8 (Table II): sdar: LightSplit-F lowers SSIM more than topk "
+            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 ±1.2706 (n=2) < topk CR 8 / sdar 0.5000 ±0.0000 (n=2)") in lines
+    assert ("[  not held  ] mnist: fora-ssim-lsf-below-topk-cr8 (Table II): fora: LightSplit-F lowers SSIM more than topk "
+            "at CR 8 — ssim: lightsplit-f CR 8 / fora 0.6000 (n=1, no CI) < topk CR 8 / fora 0.5000 (n=1, no CI)") in lines
+    assert any(line.startswith("[    held    ] mnist: utility-dp-keeps-96pct ") and line.endswith(
+        "accuracy: raw+dp σ 0.02 0.8800 (n=1, no CI) > raw 0.8640 = 0.96×0.9000 (n=1, no CI)") for line in lines)
     wcc = next(line for line in lines if " sdar-wcc0.001-raises-lpips " in line)
     assert wcc.startswith("[not testable]")
     assert wcc.endswith("no finite lpips in the stored lightsplit-f CR 8 λ 0.001 / sdar cells")
@@ -74,8 +74,8 @@ def test_verify_reads_several_folders_together(capsys, results, tmp_path):
     _, alone, _ = run_cli(capsys, ["verify", "--results", str(first)])
     code, both, _ = run_cli(capsys, ["verify", "--results", str(first), "--results", str(second)])
     assert code == 0
-    assert any(line.startswith("[not testable] fora-ssim-lsf-below-topk-cr8 ") for line in alone.splitlines())
-    assert any(line.startswith("[    held    ] fora-ssim-lsf-below-topk-cr8 ") for line in both.splitlines())
+    assert any(line.startswith("[not testable] mnist: fora-ssim-lsf-below-topk-cr8 ") for line in alone.splitlines())
+    assert any(line.startswith("[    held    ] mnist: fora-ssim-lsf-below-topk-cr8 ") for line in both.splitlines())
 
 
 def test_paper_profile_adds_the_value_claims(capsys, tmp_path):
@@ -90,7 +90,7 @@ def test_paper_profile_adds_the_value_claims(capsys, tmp_path):
                                                        profile="paper", seed=0, attack="sdar"), OK, {"ssim": 0.86})])
     _, out, _ = run_cli(capsys, ["verify", "--results", str(cifar)])
     line = next(line for line in out.splitlines() if " sdar-raw-l4-ssim " in line)
-    assert line.startswith("[    held    ]") and line.endswith("ssim 0.8600 (n=1) vs paper 0.83 ± 0.05")
+    assert line.startswith("[    held    ] cifar10: ") and line.endswith("ssim 0.8600 (n=1, no CI) vs paper 0.83 ± 0.05")
 
 
 def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):
@@ -121,7 +121,7 @@ def test_verify_reports_no_leakage_and_an_unreached_cr(capsys, tmp_path):
     lines = out.splitlines()
     floor = next(line for line in lines if " sdar-ssim-lsf-below-topk-cr8 " in line)
     assert floor.startswith("[no leakage measured] ")
-    assert "vs the floor (prior ssim) 0.2200 (n=2)" in floor and floor.endswith("< topk CR 8 / sdar 0.5100 (n=2)")
+    assert "vs the floor (prior ssim) 0.2200 (n=2)" in floor and "< topk CR 8 / sdar 0.5100 ±" in floor
     capped = next(line for line in lines if " decoder-ref-ssim-lsf-below-learned-1x1-cr16 " in line)
     assert capped.startswith("[not testable] ")
     assert capped.endswith("learned-1x1 reaches a realised CR of 8 on this victim, not the nominal 16 the claim is made at")

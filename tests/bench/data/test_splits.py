@@ -35,6 +35,14 @@ def test_with_a_train_split_members_come_from_train_and_test_from_test():
     assert not set(carved.members.x.view(-1).tolist()) & set(carved.nonmembers.x.view(-1).tolist())
 
 
+def test_a_training_split_smaller_than_the_profile_keeps_its_ratio_and_every_sample():
+    small = raw_dataset(n=247, with_train=True)  # 741 training rows for 600 + 200 wanted
+    carved = carve(small, PROFILE)
+    assert len(carved.members) + len(carved.nonmembers) == 741
+    assert len(carved.members) == int(600 * 741 / 800)
+    assert not set(carved.members.x.view(-1).tolist()) & set(carved.nonmembers.x.view(-1).tolist())
+
+
 def test_iid_partition_covers_every_sample_once():
     labels = torch.randint(0, 10, (103,))
     parts = partition(labels, clients=4, scheme="iid", alpha=None, seed=1)

@@ -29,7 +29,7 @@ def test_ordering_held_and_not_held_on_seed_means():
 def test_diverged_runs_are_left_out_of_the_means():
     t = table({("lightsplit-f", 8.0, 0): (0.3, 0), ("lightsplit-f", 8.0, 1): (0.99, 1), ("topk", 8.0, 0): (0.5, 0)})
     verdict = verify(t, "cpu", [CLAIM])[0]
-    assert verdict.status == HELD and "(n=1)" in verdict.detail
+    assert verdict.status == HELD and "0.3000 (n=1, no CI)" in verdict.detail
 
 
 def test_missing_cells_or_other_profiles_are_not_testable():
@@ -95,7 +95,7 @@ def test_an_attack_on_the_floor_measures_no_leakage():
     verdict = verify(records_to_table(base + prior), "cpu", [CLAIM])[0]
     assert verdict.status == NO_LEAKAGE
     assert verdict.detail.startswith("ssim: lightsplit-f CR 8 / sdar 0.2200 (n=2) vs the floor (prior ssim) 0.2300 (n=2)")
-    assert verdict.detail.endswith("< topk CR 8 / sdar 0.6200 (n=2)")
+    assert "< topk CR 8 / sdar 0.6200 ±" in verdict.detail and verdict.detail.endswith("(n=2)")
     assert verify(records_to_table(base), "cpu", [CLAIM])[0].status == HELD  # no prior cells: no floor check
     # a floor well below SDAR's 0.22 (0.05 ± 0.02): the attack leaks, the ordering decides
     low = [*cells("prior", "raw", None, {"ssim": (0.04, 0.06)})]
@@ -154,4 +154,29 @@ def test_utility_claims_read_the_victim_stored_in_attack_cells():
     claim = Claim("u", "Sect. I", "keeps 94%", "accuracy", Selector("lightsplit-f", cr=8.0), ">", Selector("raw"),
                   factor=0.94, profiles=("cpu",))
     verdict = verify(records_to_table(records), "cpu", [claim])[0]
-    assert verdict.status == HELD and "0.9300 (n=1)" in verdict.detail
+    assert verdict.status == HELD and "0.9300 (n=1, no CI)" in verdict.detail and verdict.dataset == "mnist"
+
+
+def test_each_dataset_gets_its_own_verdict_and_means_never_mix():
+    import pandas as pd
+
+    mnist = table({("lightsplit-f", 8.0, 0): (0.3, 0), ("topk", 8.0, 0): (0.5, 0)})
+    # on CIFAR the ordering flips; pooled with MNIST the means would be 0.55 < 0.6, i.e. "held"
+    cifar = table({("lightsplit-f", 8.0, 0): (0.8, 0), ("topk", 8.0, 0): (0.7, 0)}).assign(dataset="cifar10-jpeg")
+    verdicts = verify(pd.concat([mnist, cifar], ignore_index=True), "cpu", [CLAIM])
+    assert {(v.dataset, v.status) for v in verdicts} == {("mnist", HELD), ("cifar10-jpeg", NOT_HELD)}
+    assert "0.8000 (n=1, no CI)" in next(v.detail for v in verdicts if v.dataset == "cifar10-jpeg")
+
+
+def test_the_ci_is_the_95_percent_t_interval_over_seeds():
+    values = {("lightsplit-f", 8.0, s): (v, 0) for s, v in enumerate((0.2, 0.3, 0.4))}
+    detail = verify(table({**values, ("topk", 8.0, 0): (0.9, 0)}), "cpu", [CLAIM])[0].detail
+    # mean 0.3, sd 0.1, t(0.975, 2) = 4.303: half-width 4.303 · 0.1 / √3 = 0.2484
+    assert "lightsplit-f CR 8 / sdar 0.3000 ±0.2484 (n=3)" in detail
+
+
+def test_a_claim_pinned_to_an_absent_dataset_is_not_testable():
+    claim = Claim("v", "Table X", "value", "ssim", Selector("raw", "sdar", dataset="cifar10"), "≈", value=0.8,
+                  tolerance=0.1, profiles=("cpu",))
+    verdicts = verify(table({("raw", 8.0, 0): (0.8, 0)}), "cpu", [claim])
+    assert [(v.dataset, v.status) for v in verdicts] == [("cifar10", NOT_TESTABLE)]
