@@ -33,6 +33,7 @@ DEFENSE_LABELS = {
 DATASET_LABELS = {
     "mnist": "MNIST", "fashion-mnist": "F-MNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100",
     "gtsrb": "GTSRB", "imagenet": "ImageNet", "har": "HAR", "digits": "digits",
+    "cifar10-jpeg": "CIFAR-10 (JPEG)", "hapt": "HAPT (raw windows)",
 }
 FACTOR_LABELS = {
     "dataset": "Dataset", "victim": "Victim", "cut": "Cut", "defense": "Defense", "protocol": "Protocol",
