@@ -42,6 +42,8 @@ QUOTES = {
     # file lacks; Sect. I here says 86–100%. The direction (> a fraction of Raw) is the same.
     "utility": r"while retaining $86$–$100\%$ of the accuracy",
     "sdar-raw": "SDAR reaches USL level-4 SSIM $0.832$",
+    "fora-lpips": r"FORA LPIPS rises by $+218\%/+213\%/+212\%$",
+    "har-wcc": r"LightSplit-F cuts median per-feature $R^2$ by $26.4\%$ and subject re-identification by $55.0\%$ at $8\times$",
 }
 
 
@@ -76,6 +78,8 @@ for cr in (8, 16, 32):
     PINS[f"unsplit-masked-mse-lightsplit-f-above-raw-cr{cr}"] = Pin(
         "masked_mse_minmax", S("lightsplit-f", "unsplit", cr), ">", S("raw", "unsplit"), "unsplit-lsf")
     PINS[f"sdar-lsl-below-raw-cr{cr}"] = Pin("ssim", S("lightsplit-l", "sdar", cr), "<", S("raw", "sdar"), "lsl")
+    PINS[f"sdar-ssim-lsf-below-raw-cr{cr}"] = Pin("ssim", S("lightsplit-f", "sdar", cr), "<", S("raw", "sdar"), "sdar-cr")
+    PINS[f"fora-lpips-lsf-above-raw-cr{cr}"] = Pin("lpips", S("lightsplit-f", "fora", cr), ">", S("raw", "fora"), "fora-lpips")
     PINS[f"utility-lsf-keeps-94pct-cr{cr}"] = Pin(
         "accuracy", S("lightsplit-f", cr=cr), ">", S("raw"), "utility", factor=0.94)
 PINS.update({
@@ -107,6 +111,8 @@ for attack, metric, more_private in (("sdar", "ssim", "<"), ("fora", "ssim", "<"
     quote = "dp-fsha" if attack == "fsha" else "dp-both"
     PINS[f"{attack}-lsf-dp-beats-lsf"] = Pin(metric, both, more_private, S("lightsplit-f", attack, 8), quote)
     PINS[f"{attack}-lsf-dp-beats-dp"] = Pin(metric, both, more_private, S("raw+dp", attack, sigma=0.02), quote)
+for attack, metric in (("har-recon", "median_r2"), ("har-reid", "reid_accuracy")):
+    PINS[f"{attack}-lsf-wcc0.1-below-raw"] = Pin(metric, S("lightsplit-f", attack, 8, lam=0.1), "<", S("raw", attack), "har-wcc")
 for attack in ("decoder-z-lift", "decoder-fused"):
     PINS[f"{attack}-gains-at-most-0.032-ssim"] = Pin(
         "ssim", S("lightsplit-f", attack, 8), "<", S("lightsplit-f", "decoder-z", 8), "aware", offset=0.032)
