@@ -73,7 +73,7 @@ def test_entry_point_example_names_the_defense_registrys_group():
     from defenses import DEFENSES
 
     tomllib = pytest.importorskip("tomllib")  # Python ≥ 3.11
-    block = re.search(r"```toml\n(.*?)```", README, re.DOTALL).group(1)
+    block = re.search(r"```toml\n(\[project\.entry-points.*?)```", README, re.DOTALL).group(1)  # not the grid-file example
     groups = tomllib.loads(block)["project"]["entry-points"]
     assert list(groups) == [f"splitbench.{DEFENSES.kind}s"]
     (name, target), = groups[f"splitbench.{DEFENSES.kind}s"].items()
@@ -202,3 +202,9 @@ def test_quoted_claim_verdicts_are_the_stored_ones():
         assert (verdict.strip("*"), claim, measured) == (status, f"{text} ({where})", detail), claim_id
     assert Counter(r.split("|")[1].strip().strip("*") for r in rows) == Counter(
         re.match(r"\[\s*(.*?)\s*\]", line).group(1) for line in lines)
+
+
+def test_python_api_example_is_examples_notebook_py():
+    block = re.search(r"### Python API.*?```python\n(.*?)```", README, re.DOTALL).group(1)
+    example = (ROOT / "examples" / "notebook.py").read_text()
+    assert block == example.split("\n", 1)[1]  # the file less its one-line docstring

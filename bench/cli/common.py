@@ -10,7 +10,9 @@ import click
 from bench.errors import GridError
 
 if TYPE_CHECKING:
-    from bench.run.grid import GridSpec
+    from contextlib import ExitStack
+
+    from bench.run.cell import Cell
 
 
 def _load_plugins(ctx: click.Context, param: click.Parameter, paths: tuple[str, ...]) -> None:
@@ -28,6 +30,25 @@ def _load_plugins(ctx: click.Context, param: click.Parameter, paths: tuple[str, 
 plugin_option = click.option(
     "--plugin", multiple=True, type=click.Path(), callback=_load_plugins, expose_value=False,
     help="Python file registering extra defenses, attacks, victims or datasets.",
+)
+
+
+def _check_lpips_weights(ctx: click.Context, param: click.Parameter, path: Path | None) -> Path | None:
+    if path is None:
+        return None
+    from bench.metrics.lpips_weights import read_trunk
+
+    try:
+        read_trunk(path)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--lpips-weights") from None
+    return path.resolve()
+
+
+lpips_weights_option = click.option(
+    "--lpips-weights", type=click.Path(exists=True, dir_okay=False, path_type=Path), callback=_check_lpips_weights,
+    help="torchvision AlexNet state dict for LPIPS (default: torchvision's cached alexnet-owt-7be5be79.pth; "
+         "without either LPIPS is left empty, with its reason).",
 )
 
 
@@ -91,47 +112,52 @@ def make_executor(kind: str, jobs: int, address: str | None):
     return LocalExecutor(jobs=jobs) if jobs > 1 else SerialExecutor()
 
 
-def execute_grid(spec: GridSpec, data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None):
-    """Expand, load every dataset (missing data fails before anything is written), run the grid."""
+def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None,
+                 lpips_weights: Path | None = None, resources: ExitStack | None = None):
+    """Load every dataset the cells still to run need (missing data fails before anything is written),
+    then run them. ``cells`` come from :func:`bench.run.grid.expand`, which has checked every choice.
+    LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: torchvision's cached copy). The
+    store's lock is held until ``resources`` closes (default: until the current click command ends)."""
     from attacks import ATTACKS
     from bench.data.root import MissingDataError
     from bench.run.cell_runner import RunContext
-    from bench.run.grid import expand
     from bench.run.store import ResultStore
 
-    cells = expand(spec)
-    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids")
+    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids",
+                     lpips_weights=lpips_weights)
     store = ResultStore(out)
     # One run per folder, until the command ends. A folder that exists is locked before anything reads
     # it; a new one only after the checks below, so that bad input leaves no folder behind.
     locked = out.is_dir()
     if locked:
-        _hold_lock(store)
+        _hold_lock(store, resources)
     # Load the data of every cell still to run (a stored grid loads nothing) before anything is written,
     # and refuse an attack that cannot apply to a dataset's kind before any victim trains.
     todo = [c for c in cells if not store.is_done(c)]
     try:
-        for dataset in dict.fromkeys(c.dataset for c in todo):
-            ctx.data(dataset, spec.profile)
+        for dataset, profile in dict.fromkeys((c.dataset, c.profile) for c in todo):
+            ctx.data(dataset, profile)
     except MissingDataError as err:
         raise GridError(str(err)) from None
-    for attack, dataset in dict.fromkeys((c.attack, c.dataset) for c in todo if c.attack != "none"):
-        kinds, kind = ATTACKS.get(attack).kinds, ctx.data(dataset, spec.profile).kind
+    for attack, dataset, profile in dict.fromkeys((c.attack, c.dataset, c.profile) for c in todo if c.attack != "none"):
+        kinds, kind = ATTACKS.get(attack).kinds, ctx.data(dataset, profile).kind
         if kind not in kinds:
             raise GridError(f"attack {attack} applies to {'/'.join(kinds)} data, not {kind} data (dataset '{dataset}')")
     if not locked:
-        _hold_lock(store)
+        _hold_lock(store, resources)
     if before_run is not None:
         before_run(cells, store)
-    return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store, cells
+    return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store
 
 
-def _hold_lock(store) -> None:
-    """Hold the store's lock until the current command ends; another run on it is a usage error."""
+def _hold_lock(store, resources: ExitStack | None = None) -> None:
+    """Hold the store's lock until ``resources`` (default: the current command) ends; another run on it
+    is a usage error."""
     from bench.run.store_lock import StoreBusyError
 
+    hold = resources.enter_context if resources is not None else click.get_current_context().with_resource
     try:
-        click.get_current_context().with_resource(store.lock())
+        hold(store.lock())
     except StoreBusyError as err:
         raise GridError(str(err)) from None
 

@@ -27,7 +27,7 @@ def compare_command(**opts) -> None:
     image attack run, ties by that attack's SSIM) and a Pareto plot."""
     from bench.data.autodetect import resolve_datasets
     from bench.report.leaderboard import STANDARD_BASELINES, leaderboard, to_markdown
-    from bench.run.grid import GridSpec
+    from bench.run.grid import GridSpec, expand
     from bench.run.store import atomic_write_text
 
     new = split_list(str, opts["defense"], "--defense")
@@ -55,7 +55,7 @@ def compare_command(**opts) -> None:
                     (out / "grids").mkdir(parents=True, exist_ok=True)
                     (out / "grids" / grid.name).write_bytes(grid.read_bytes())
 
-    summary, store, _ = execute_grid(spec, data_root, out, download=True, quiet=opts["quiet"], before_run=reuse_baselines)
+    summary, store = execute_grid(expand(spec), data_root, out, download=True, quiet=opts["quiet"], before_run=reuse_baselines)
     table = store.collect()
     for attack in attacks_:
         board = leaderboard(table, attack=attack)

@@ -1,11 +1,21 @@
 """``bench run``: expand a grid, run the cells still to run, store one record per cell."""
 from __future__ import annotations
 
+from dataclasses import fields, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
+from click.core import ParameterSource
 
-from bench.cli.common import execute_grid, finish, knob_options, knob_values, make_executor, plugin_option, split_list
+from bench.cli.common import execute_grid, finish, knob_options, knob_values, lpips_weights_option, make_executor, plugin_option, split_list
+from bench.run.run_options import RunOptions
+
+if TYPE_CHECKING:
+    from bench.run.cell import Cell
+
+# The options that may come with --config: the run options (which override the file's) and these.
+NOT_GRID_OPTIONS = {f.name for f in fields(RunOptions)} | {"quiet", "config", "dry_run", "lpips_weights"}
 
 
 @click.command("run")
@@ -30,11 +40,44 @@ from bench.cli.common import execute_grid, finish, knob_options, knob_values, ma
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Local worker processes.")
 @click.option("--address", default=None, help="Ray cluster address (default: start a local Ray instance).")
-@click.option("--quiet", is_flag=True, help="No progress bar or table.")
+@click.option("--quiet", is_flag=True, help="No progress bar or table (with --dry-run: the summary line only).")
+@click.option("--config", type=click.Path(dir_okay=False), default=None,
+              help="TOML grid file: one or more grids run in order into one folder, and their run options; "
+                   "not with the grid options. Run options given here override the file's.")
+@lpips_weights_option
+@click.option("--dry-run", is_flag=True, help="List every cell, stored or to run, and estimate the time left; run and write nothing.")
 def run_command(**opts) -> None:
     """Train every cell of the grid and store one record per cell."""
+    from bench.data.root import resolve_data_root
+
+    if opts["config"]:
+        cells, options = _from_config(opts)
+        data_root = resolve_data_root(options.data_root)
+    else:
+        cells, options, data_root = _from_options(opts)
+    out = Path(options.out)
+    if opts["dry_run"]:
+        from bench.run.dry_run import dry_run_lines
+
+        lines = dry_run_lines(cells, out, jobs=options.jobs if options.executor == "local" else 1)
+        for line in lines[-1:] if opts["quiet"] else lines:
+            click.echo(line)
+        return
+    summary, store = execute_grid(
+        cells, data_root, out, download=options.download, quiet=opts["quiet"],
+        executor=make_executor(options.executor, options.jobs, options.address), lpips_weights=opts["lpips_weights"],
+    )
+    if not opts["quiet"]:
+        from bench.report.console import print_utility_table
+
+        print_utility_table(store.collect(), cells)
+    finish(summary, store)
+
+
+def _from_options(opts: dict) -> tuple[list[Cell], RunOptions, Path]:
+    """The cells of the grid the options name, the run options, the data root."""
     from bench.data.autodetect import resolve_datasets
-    from bench.run.grid import GridSpec
+    from bench.run.grid import GridSpec, expand
 
     data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
     spec = GridSpec(
@@ -53,12 +96,20 @@ def run_command(**opts) -> None:
         alpha=opts["alpha"],
         clients=opts["clients"],
     )
-    summary, store, cells = execute_grid(
-        spec, data_root, Path(opts["out"]), download=opts["download"], quiet=opts["quiet"],
-        executor=make_executor(opts["executor"], opts["jobs"], opts["address"]),
-    )
-    if not opts["quiet"]:
-        from bench.report.console import print_utility_table
+    options = RunOptions(**{f.name: opts[f.name] for f in fields(RunOptions)})
+    return expand(spec), options, data_root
 
-        print_utility_table(store.collect(), cells)
-    finish(summary, store)
+
+def _from_config(opts: dict) -> tuple[list[Cell], RunOptions]:
+    """The cells of every grid of the ``--config`` file, and its run options with those given on the
+    command line put over them."""
+    from bench.run.grid_file import load_grid_file
+
+    ctx = click.get_current_context()
+    given = {name for name in opts if ctx.get_parameter_source(name) in (ParameterSource.COMMANDLINE, ParameterSource.ENVIRONMENT)}
+    clash = [param.opts[0] for param in ctx.command.params if param.name in given and param.name not in NOT_GRID_OPTIONS]
+    if clash:
+        raise click.UsageError(f"--config cannot be combined with {', '.join(clash)} (put the grid's choices in the file)")
+    grid_file = load_grid_file(opts["config"])
+    overrides = {f.name: opts[f.name] for f in fields(RunOptions) if f.name in given}
+    return list(grid_file.cells), replace(grid_file.options, **overrides)

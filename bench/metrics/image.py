@@ -8,13 +8,13 @@ from __future__ import annotations
 
 import math
 import os
-import warnings
-from urllib.parse import urlparse
 
 import numpy as np
 import piq
 import torch
 import torch.nn.functional as F
+
+from bench.metrics.lpips_weights import build_lpips, resolve_weights, unavailable_reason
 
 PSNR_CAP_DB = 100.0
 SSIM_KERNEL = 11  # piq.ssim defaults: Gaussian kernel 11, sigma 1.5, k1 0.01, k2 0.03
@@ -138,28 +138,17 @@ def minmax_normalise(images: torch.Tensor) -> torch.Tensor:
     return ((flat - lo) / span).view_as(images)
 
 
-def lpips_unavailable_reason() -> str | None:
+def lpips_unavailable_reason(weights: str | os.PathLike | None = None) -> str | None:
     """One-line reason LPIPS (AlexNet) cannot run offline, or None when its weights are on disk.
 
-    Checks torchvision's AlexNet checkpoint in ``torch.hub.get_dir()/checkpoints/`` and the linear
-    layers shipped inside the ``lpips`` package; never downloads anything.
+    Checks the AlexNet file ``weights`` (default: torchvision's checkpoint in
+    ``torch.hub.get_dir()/checkpoints/``) and the linear layers shipped inside the ``lpips``
+    package; never downloads anything.
     """
-    try:
-        import lpips
-        import torchvision
-    except ImportError as err:
-        return f"LPIPS unavailable: {err}"
-    url = torchvision.models.AlexNet_Weights.IMAGENET1K_V1.url
-    backbone = os.path.join(torch.hub.get_dir(), "checkpoints", os.path.basename(urlparse(url).path))
-    if not os.path.isfile(backbone):
-        return f"LPIPS unavailable: torchvision AlexNet weights not in {backbone} (no network)"
-    linear = os.path.join(os.path.dirname(lpips.__file__), "weights", "v0.1", "alex.pth")
-    if not os.path.isfile(linear):
-        return f"LPIPS unavailable: lpips linear-layer weights not in {linear}"
-    return None
+    return unavailable_reason(weights)
 
 
-_MODELS: dict[tuple[str, str], torch.nn.Module] = {}
+_MODELS: dict[tuple[str, str], torch.nn.Module] = {}  # (trunk file, device) -> model, for this process
 
 
 def _to_lpips_input(images: torch.Tensor) -> torch.Tensor:
@@ -179,33 +168,34 @@ class LpipsScorer:
 
     Inputs smaller than 32 px on a side are upsampled bilinearly (aspect ratio kept) so that the
     shorter side is 32 px; grayscale is repeated to 3 channels and [0, 1] is mapped to [-1, 1].
-    When the weights are not on disk every call returns ``(None, reason)``; no other number is
-    substituted.
+    The AlexNet trunk is read from ``weights``, else from torchvision's cached checkpoint
+    (:mod:`bench.metrics.lpips_weights`); nothing is ever downloaded. When the weights are not on
+    disk every call returns ``(None, reason)``; no other number is substituted.
 
     Args:
         model: An LPIPS-compatible module ``f(x, y) -> (N, 1, 1, 1)`` to use instead of the
             pretrained one (tests); skips the weight check.
         batch_size: Images per forward pass.
+        weights: A torchvision AlexNet ``state_dict`` file for the trunk (``--lpips-weights``).
     """
 
-    def __init__(self, model: torch.nn.Module | None = None, batch_size: int = 256) -> None:
+    def __init__(
+        self, model: torch.nn.Module | None = None, batch_size: int = 256, *, weights: str | os.PathLike | None = None
+    ) -> None:
         self.model = model
         self.batch_size = batch_size
+        self.weights = weights
 
     def _load(self, device: torch.device) -> tuple[torch.nn.Module | None, str | None]:
         if self.model is not None:
             return self.model.to(device), None
-        reason = lpips_unavailable_reason()
+        reason = unavailable_reason(self.weights)
         if reason is not None:
             return None, reason
-        key = (torch.hub.get_dir(), str(device))
+        key = (str(resolve_weights(self.weights)), str(device))
         if key not in _MODELS:
-            import lpips
-
             try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")  # torchvision's `pretrained=` deprecation
-                    _MODELS[key] = lpips.LPIPS(net="alex", verbose=False).eval().to(device)
+                _MODELS[key] = build_lpips(key[0]).to(device)
             except Exception as err:  # noqa: BLE001 - a broken checkpoint must not end the run
                 return None, f"LPIPS unavailable: loading failed ({type(err).__name__}: {err})".replace("\n", " ")
         return _MODELS[key], None

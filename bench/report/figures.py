@@ -252,8 +252,16 @@ def fig15a_cr_sweep(table: pd.DataFrame, out_dir: Path, *, attack: str | None = 
 
 def pareto_figure(table: pd.DataFrame, out_dir: Path, *, attack: str | None = None, metric: str = "ssim",
                   profile: str | None = None, on_skip: Skip = _warn) -> list[Path]:
+    """:func:`draw_pareto`, saved as ``pareto.png`` and ``pareto.pdf`` under ``out_dir``."""
+    fig = draw_pareto(table, attack=attack, metric=metric, profile=profile, on_skip=on_skip)
+    return [] if fig is None else _save(fig, Path(out_dir), "pareto")
+
+
+def draw_pareto(table: pd.DataFrame, *, attack: str | None = None, metric: str = "ssim", profile: str | None = None,
+                on_skip: Skip = _warn) -> plt.Figure | None:
     """Privacy–accuracy–bytes: x bytes up per sample (log), y accuracy, colour and size the attack's
-    ``metric``; Pareto-optimal configurations (more accuracy, fewer bytes, more privacy) are circled."""
+    ``metric``; Pareto-optimal configurations (more accuracy, fewer bytes, more privacy) are circled.
+    None (after ``on_skip``) when no configuration has both accuracy and bytes up."""
     table = select_profile(table, profile)
     utility = aggregate(victim_view(table), metrics=["accuracy", "bytes_up_per_sample"])
     cols = victim_fields(utility)  # the privacy side is one attack's: its settings are not a victim's
@@ -262,7 +270,7 @@ def pareto_figure(table: pd.DataFrame, out_dir: Path, *, attack: str | None = No
     points = acc.merge(up, on=cols)
     if points.dropna(subset=["accuracy", "bytes_up_per_sample"]).empty:
         on_skip("pareto figure skipped: no stored accuracy with bytes up per sample")
-        return []
+        return None
     points = points.dropna(subset=["accuracy", "bytes_up_per_sample"])
     chosen = pick_attack(table, metric, attack)
     if chosen:
@@ -276,7 +284,7 @@ def pareto_figure(table: pd.DataFrame, out_dir: Path, *, attack: str | None = No
     for ax, (title, data) in zip(axes[0], panels):
         _pareto_panel(fig, ax, data, metric, chosen)
         ax.set_title(title)
-    return _save(fig, Path(out_dir), "pareto")
+    return fig
 
 
 def _pareto_panel(fig: plt.Figure, ax: plt.Axes, points: pd.DataFrame, metric: str, attack: str | None) -> None:

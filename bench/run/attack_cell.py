@@ -17,11 +17,12 @@ from bench.run.training import TrainedVictim, build_model, train_victim
 
 
 def score_reconstructions(
-    recon: torch.Tensor, truth: torch.Tensor, *, scorings: tuple[Scoring, ...], masked: bool
+    recon: torch.Tensor, truth: torch.Tensor, *, scorings: tuple[Scoring, ...], masked: bool, lpips_weights: Path | None = None
 ) -> tuple[dict, dict]:
     """Image metrics under each of the attack's scorings (metric names carry the scoring's suffix),
-    with the foreground-masked variants where the data has a black background; or tabular R²."""
-    from bench.metrics import image_metrics, median_r2, minmax_normalise
+    with the foreground-masked variants where the data has a black background; or tabular R².
+    LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: torchvision's cached copy)."""
+    from bench.metrics import LpipsScorer, image_metrics, median_r2, minmax_normalise
 
     if recon.dim() == 2:
         return {"median_r2": median_r2(recon, truth)}, {}
@@ -32,8 +33,9 @@ def score_reconstructions(
         Scoring.GREY: lambda x: torch.full_like(x, 0.5),
     }
     metrics, notes = {}, {}
+    scorer = LpipsScorer(weights=lpips_weights)
     for scoring in scorings:
-        values, reasons = image_metrics(transforms[scoring](recon), truth, masked=masked)
+        values, reasons = image_metrics(transforms[scoring](recon), truth, masked=masked, lpips_scorer=scorer)
         metrics.update({f"{k}{scoring.value}": v for k, v in values.items()})
         notes.update({f"{k}{scoring.value}": v for k, v in reasons.items()})
     return metrics, notes
@@ -75,12 +77,14 @@ class VictimRunsForCell:
 
 
 def run_attack_cell(
-    cell: Cell, *, data: CarvedData, profile: Profile, cache_dir: Path | None, artifacts_dir: Path | None
+    cell: Cell, *, data: CarvedData, profile: Profile, cache_dir: Path | None, artifacts_dir: Path | None,
+    lpips_weights: Path | None = None,
 ) -> tuple[dict[str, float | None], dict[str, str]]:
     """Metrics of one attack cell: the victim's utility, then the attack's scores.
 
     The attack's contract decides which run it meets (:meth:`attacks.base.Attack.meet_victim`); the
-    view grants exactly what the attack declares it requires.
+    view grants exactly what the attack declares it requires. LPIPS reads its AlexNet trunk from
+    ``lpips_weights`` (default: torchvision's cached copy).
     """
     attack_cls = ATTACKS.get(cell.attack)
 
@@ -101,7 +105,7 @@ def run_attack_cell(
     metrics: dict[str, float | None] = {**trained.metrics, **output.scores}
     notes: dict[str, str] = dict(output.notes)
     if output.reconstructions is not None:
-        _score(output, truth.x, attack_cls.scorings, data.black_background, metrics, notes)
+        _score(output, truth.x, attack_cls.scorings, data.black_background, metrics, notes, lpips_weights)
         if artifacts_dir is not None and output.reconstructions.dim() == 4:
             index = _target_index(output)
             save_reconstruction_grid(artifacts_dir / f"{cell.id}.png", truth.x[index], output.reconstructions)
@@ -114,9 +118,11 @@ def _target_index(output: AttackOutput) -> torch.Tensor:
     return output.target_index if output.target_index is not None else torch.arange(len(output.reconstructions))
 
 
-def _score(output: AttackOutput, truth: torch.Tensor, scorings, masked: bool, metrics: dict, notes: dict) -> None:
+def _score(output: AttackOutput, truth: torch.Tensor, scorings, masked: bool, metrics: dict, notes: dict,
+           lpips_weights: Path | None) -> None:
     index = _target_index(output)
-    scores, score_notes = score_reconstructions(output.reconstructions, truth[index], scorings=scorings, masked=masked)
+    scores, score_notes = score_reconstructions(output.reconstructions, truth[index], scorings=scorings, masked=masked,
+                                                lpips_weights=lpips_weights)
     metrics.update(scores)
     notes.update(score_notes)
     metrics["attack_targets"] = float(len(index))

@@ -10,6 +10,7 @@ from pathlib import Path
 from attacks import ATTACKS
 from bench.data import DATASETS
 from bench.data.splits import CarvedData, carve
+from bench.metrics.lpips_weights import weights_provenance
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
@@ -21,12 +22,14 @@ from bench.run.training import train_victim
 
 @dataclass
 class RunContext:
-    """What every cell of one run shares: where data and cached victims live."""
+    """What every cell of one run shares: where data and cached victims live, and which AlexNet
+    weights LPIPS reads (``lpips_weights``; None: torchvision's cached copy, if any)."""
 
     data_root: Path
     download: bool = False
     cache_dir: Path | None = None
     artifacts_dir: Path | None = None
+    lpips_weights: Path | None = None
     _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
     _sources: dict[str, str] = field(default_factory=dict)
 
@@ -49,7 +52,8 @@ def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict
     data = ctx.data(cell.dataset, cell.profile)
     if cell.attack != "none":
         return run_attack_cell(
-            cell, data=data, profile=profile, cache_dir=ctx.cache_dir, artifacts_dir=ctx.artifacts_dir
+            cell, data=data, profile=profile, cache_dir=ctx.cache_dir, artifacts_dir=ctx.artifacts_dir,
+            lpips_weights=ctx.lpips_weights,
         )
     trained = train_victim(cell, data=data, profile=profile, cache_dir=ctx.cache_dir)
     return dict(trained.metrics), {}
@@ -65,7 +69,7 @@ def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
     except Exception:  # recorded, not swallowed: the traceback goes into the store
         record = CellRecord(cell, FAILED, error=traceback.format_exc())
     record.wall_seconds = time.perf_counter() - started
-    record.provenance = {**environment(), "data_source": ctx.source(cell.dataset)}
+    record.provenance = {**environment(), **weights_provenance(ctx.lpips_weights), "data_source": ctx.source(cell.dataset)}
     try:
         record.knobs = resolved_knobs(cell)
         record.threat_model = ATTACKS.get(cell.attack).threat_model.value if cell.attack != "none" else "none"

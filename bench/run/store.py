@@ -57,13 +57,17 @@ class ResultStore:
     """Per-cell records under ``root/cells`` and the collected table.
 
     A record file that cannot be read as a record (cut short, not JSON, not a record) is moved to
-    ``cells/quarantine/`` with one warning line, and its cell counts as not stored.
+    ``cells/quarantine/`` with one warning line, and its cell counts as not stored. With
+    ``move_damaged=False`` (a look that must change nothing, e.g. ``bench run --dry-run``) it stays
+    where it is, with the warning once.
     """
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, move_damaged: bool = True) -> None:
         self.root = Path(root)
         self.cells_dir = self.root / "cells"
         self.quarantine_dir = self.cells_dir / "quarantine"
+        self.move_damaged = move_damaged
+        self._warned: set[Path] = set()
 
     def path_of(self, cell: Cell) -> Path:
         return self.cells_dir / f"{cell.id}.json"
@@ -88,6 +92,11 @@ class ResultStore:
         return None
 
     def _quarantine(self, path: Path, why: str) -> None:
+        if not self.move_damaged:
+            if path not in self._warned:
+                self._warned.add(path)
+                warn(f"cell record {path} is unreadable ({why}); its cell counts as not stored")
+            return
         stamp = datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%S%fZ")
         target = self.quarantine_dir / f"{path.stem}.{stamp}.json"
         try:

@@ -22,8 +22,10 @@ COLUMNS = Cell.factor_names() + [
     "cell_id", "victim_key", "raw_cell_id", "threat_model", "metric", "value", "note", "status", "error", "wall_seconds",
 ]
 # Columns of the tidy table that are not factors of the experiment: ids, the measurement and its
-# status, and the provenance of the run (library versions, machine, code version).
-NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {"python", "machine", "torch_threads", "code_version", "data_source"}
+# status, and the provenance of the run (library versions, machine, code version, LPIPS weights).
+NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {
+    "python", "machine", "torch_threads", "code_version", "data_source", "lpips_weights", "lpips_weights_sha256",
+}
 
 
 def factor_columns(table: pd.DataFrame) -> list[str]:

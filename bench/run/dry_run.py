@@ -1,0 +1,86 @@
+"""What ``bench run --dry-run`` says: each cell, stored or to run, and how long the rest should take.
+
+It only reads the results folder: no lock, no data, and a damaged record is left where it is.
+The estimate sums, over the cells to run, the median ``wall_seconds`` of the stored cells most like
+each one: same dataset, victim and attack, else same attack, else any stored cell.
+"""
+from __future__ import annotations
+
+import statistics
+from collections import defaultdict
+from collections.abc import Iterable
+from pathlib import Path
+
+from bench.run.cell import Cell
+from bench.run.record import OK, CellRecord
+from bench.run.store import ResultStore
+
+
+def dry_run_lines(cells: list[Cell], out: Path, *, jobs: int = 1) -> list[str]:
+    """One line per cell (stored or to run, id, description), then the summary line."""
+    store = ResultStore(out, move_damaged=False)
+    done = {cell.id for cell in cells if store.is_done(cell)}
+    lines = [f"{'stored' if cell.id in done else 'to run'}  {cell.id}  {describe(cell)}" for cell in cells]
+    todo = [cell for cell in cells if cell.id not in done]
+    summary = f"{len(cells)} cells, {len(done)} stored, {len(todo)} to run"
+    if not todo:
+        return [*lines, f"{summary}; nothing left to run"]
+    seconds = estimate_seconds(todo, store.records())
+    if seconds is None:
+        return [*lines, f"{summary}; no stored timings to estimate the time left"]
+    parallel = f" ({format_duration(seconds / jobs)} over {jobs} jobs at best)" if jobs > 1 else ""
+    return [*lines, f"{summary}; about {format_duration(seconds)} of cell time left, from stored timings{parallel}"]
+
+
+def estimate_seconds(todo: Iterable[Cell], records: Iterable[CellRecord]) -> float | None:
+    """Sum of the median stored wall time of the cells most like each cell of ``todo``; None when no
+    successful stored record has a wall time."""
+    by_cell: dict[tuple[str, str, str], list[float]] = defaultdict(list)
+    by_attack: dict[str, list[float]] = defaultdict(list)
+    every: list[float] = []
+    for record in records:
+        if record.status != OK or record.wall_seconds <= 0:
+            continue
+        cell = record.cell
+        by_cell[(cell.dataset, cell.victim, cell.attack)].append(record.wall_seconds)
+        by_attack[cell.attack].append(record.wall_seconds)
+        every.append(record.wall_seconds)
+    if not every:
+        return None
+    total = 0.0
+    for cell in todo:
+        like = by_cell.get((cell.dataset, cell.victim, cell.attack)) or by_attack.get(cell.attack) or every
+        total += statistics.median(like)
+    return total
+
+
+def describe(cell: Cell) -> str:
+    """A short human-readable name: every factor, those at their usual value left out."""
+    knobs = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in cell.defense_knobs + cell.attack_knobs]
+    parts = [cell.dataset, f"{cell.victim}/{cell.cut}", cell.profile, cell.defense, *knobs]
+    if cell.lambda_wcc:
+        parts.append(f"lambda_wcc={cell.lambda_wcc:g}")
+    if cell.attack != "none":
+        parts.append(cell.attack)
+    parts.append(f"seed={cell.seed}")
+    if cell.protocol != "ushaped":
+        parts.append(cell.protocol)
+    if cell.heads != "sch":
+        parts.append(cell.heads)
+    if cell.partition != "iid":
+        parts.append(f"{cell.partition}(alpha={cell.alpha:g})" if cell.alpha is not None else cell.partition)
+    if cell.clients != 1:
+        parts.append(f"clients={cell.clients}")
+    return " ".join(parts)
+
+
+def format_duration(seconds: float) -> str:
+    """``42s``, ``7m 05s``, ``3h 20m``, ``2d 4h``."""
+    s = round(seconds)
+    if s < 60:
+        return f"{s}s"
+    if s < 3600:
+        return f"{s // 60}m {s % 60:02d}s"
+    if s < 86400:
+        return f"{s // 3600}h {s % 3600 // 60:02d}m"
+    return f"{s // 86400}d {s % 86400 // 3600}h"

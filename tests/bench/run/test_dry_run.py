@@ -1,0 +1,45 @@
+from bench.run.cell import Cell
+from bench.run.dry_run import describe, dry_run_lines, estimate_seconds, format_duration
+from bench.run.record import CellRecord
+from bench.run.store import ResultStore
+
+CELL = dict(dataset="digits", victim="mnistnet", cut="split-2", profile="smoke", seed=0)
+
+
+def record(wall: float, status: str = "ok", **factors) -> CellRecord:
+    return CellRecord(cell=Cell(**{**CELL, "defense": "raw", **factors}), status=status, wall_seconds=wall)
+
+
+def test_the_estimate_takes_the_median_of_the_most_alike_stored_cells():
+    stored = [record(10, attack="prior"), record(20, attack="prior", seed=1), record(90, attack="prior", seed=2),
+              record(100, attack="fora", dataset="mnist"), record(1000, status="failed", attack="fora"), record(0, attack="sdar")]
+    same_dataset_victim_attack = Cell(**{**CELL, "seed": 5}, defense="topk", attack="prior")
+    same_attack_only = Cell(**CELL, defense="raw", attack="fora")
+    nothing_alike = Cell(**CELL, defense="raw", attack="sdar")  # its stored cell has no wall time
+    assert estimate_seconds([same_dataset_victim_attack], stored) == 20
+    assert estimate_seconds([same_attack_only], stored) == 100  # the failed record does not count
+    assert estimate_seconds([nothing_alike], stored) == 55  # median of 10, 20, 90, 100
+    assert estimate_seconds([same_dataset_victim_attack, same_attack_only], stored) == 120
+    assert estimate_seconds([nothing_alike], [record(0), record(5, status="failed")]) is None
+
+
+def test_durations_read_at_a_glance():
+    assert [format_duration(s) for s in (0.4, 42, 425, 12_000, 190_000)] == ["0s", "42s", "7m 05s", "3h 20m", "2d 4h"]
+
+
+def test_a_cell_is_described_by_the_factors_not_at_their_usual_value():
+    cell = Cell(**CELL, defense="lightsplit-f", defense_knobs={"cr": 8.0}, lambda_wcc=0.1, attack="prior", clients=2)
+    assert describe(cell) == "digits mnistnet/split-2 smoke lightsplit-f cr=8 lambda_wcc=0.1 prior seed=0 clients=2"
+    assert describe(Cell(**CELL, defense="raw")) == "digits mnistnet/split-2 smoke raw seed=0"
+
+
+def test_a_dry_run_leaves_a_damaged_record_where_it_is(tmp_path, capsys):
+    stored, damaged = Cell(**CELL, defense="raw"), Cell(**{**CELL, "seed": 1}, defense="raw")
+    store = ResultStore(tmp_path)
+    store.write(CellRecord(cell=stored, status="ok", wall_seconds=30))
+    store.path_of(damaged).write_text("{cut short")
+    lines = dry_run_lines([stored, damaged], tmp_path, jobs=2)
+    assert lines[0].startswith(f"stored  {stored.id}") and lines[1].startswith(f"to run  {damaged.id}")
+    assert lines[2] == "2 cells, 1 stored, 1 to run; about 30s of cell time left, from stored timings (15s over 2 jobs at best)"
+    assert store.path_of(damaged).read_text() == "{cut short" and not store.quarantine_dir.exists()
+    assert capsys.readouterr().err.count("warning:") == 1
