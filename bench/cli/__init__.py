@@ -1,5 +1,5 @@
 """The ``bench`` command line: one module per command (``run``, ``list``, ``report``, ``figures``,
-``verify``, ``compare``).
+``verify``, ``compare``, ``site``).
 
 Every usage error prints one line, ``error: ...``, exits with status 2 and writes nothing.
 """
@@ -45,9 +45,10 @@ def _register_commands() -> None:
     from bench.cli.list import list_command
     from bench.cli.report import figures_command, report_command
     from bench.cli.run import run_command
+    from bench.cli.site import site_command
     from bench.cli.verify import verify_command
 
-    for command in (list_command, run_command, report_command, figures_command, verify_command, compare_command):
+    for command in (list_command, run_command, report_command, figures_command, verify_command, compare_command, site_command):
         main.add_command(command)
 
 

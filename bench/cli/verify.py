@@ -1,5 +1,5 @@
 """``bench verify``: the paper's registered claims against stored results, or (``--integrity``) every
-stored record against its own checksum."""
+stored record against its own checksum and every leaderboard entry against the records it names."""
 from __future__ import annotations
 
 import sys
@@ -7,21 +7,35 @@ from pathlib import Path
 
 import click
 
+DEFAULT_ENTRIES = "site/entries"  # where `bench site --out site` writes them
+
 
 @click.command("verify")
 @click.option("--results", "results_dirs", required=True, multiple=True, type=click.Path(file_okay=False),
               help="A results folder (repeatable: the folders' cells are checked together).")
 @click.option("--profile", default=None, help="Profile to check (default: the only one stored).")
 @click.option("--integrity", is_flag=True,
-              help="Check every record against its checksum instead (exit 1 if one was changed after it was written).")
-def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool) -> None:
+              help="Check every record against its checksum instead (exit 1 if one was changed after it was written), "
+                   "and every leaderboard entry against the records it names.")
+@click.option("--entries", "entries_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
+              help=f"With --integrity: a folder of leaderboard entries, or a site holding entries/ (repeatable) "
+                   f"[default: {DEFAULT_ENTRIES} where it exists].")
+def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool, entries_dirs: tuple[str, ...]) -> None:
     """Compare stored results with the paper's registered claims: held, not held, no leakage measured
     (the attack is within noise of the prior's floor) or not testable (with --integrity: check every
-    stored record against its own checksum)."""
+    stored record against its own checksum, and every leaderboard entry's records against the sha256
+    the entry holds)."""
+    if entries_dirs and not integrity:
+        raise click.UsageError("--entries applies to --integrity only")
     if integrity:
         if profile is not None:
             raise click.UsageError("--profile does not apply to --integrity")
-        _check_integrity(results_dirs)
+        if not entries_dirs and Path(DEFAULT_ENTRIES).is_dir():
+            entries_dirs = (DEFAULT_ENTRIES,)
+        records_ok = _check_integrity(results_dirs)
+        entries_ok = _check_entries(entries_dirs, results_dirs) if entries_dirs else True
+        if not (records_ok and entries_ok):
+            sys.exit(1)
         return
     import pandas as pd
 
@@ -46,8 +60,8 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     click.echo(f"{counts} ({profile} profile)")
 
 
-def _check_integrity(results_dirs: tuple[str, ...]) -> None:
-    """One line per record whose content does not match its checksum, then a summary; exit 1 on any.
+def _check_integrity(results_dirs: tuple[str, ...]) -> bool:
+    """One line per record whose content does not match its checksum, then a summary; False on any.
     A record that cannot be read at all is moved aside by the store (one warning line each)."""
     from bench.run.record import INTACT, MISMATCH, NO_CHECKSUM
     from bench.run.store import ResultStore
@@ -67,5 +81,19 @@ def _check_integrity(results_dirs: tuple[str, ...]) -> None:
         f"{counts[NO_CHECKSUM]} written before checksums existed (not checkable)"
         + (f"; {damaged} unreadable, moved aside" if damaged else "")
     )
-    if counts[MISMATCH] or damaged:
-        sys.exit(1)
+    return not (counts[MISMATCH] or damaged)
+
+
+def _check_entries(entries_dirs: tuple[str, ...], results_dirs: tuple[str, ...]) -> bool:
+    """One line per problem of the entries under ``entries_dirs``, then a summary; False on any."""
+    from bench.site.integrity import check_entries, entry_files
+
+    files = [f for d in entries_dirs for f in entry_files(Path(d))]
+    if not files:
+        raise click.UsageError(f"no leaderboard entries (*.json) under {', '.join(entries_dirs)}")
+    check = check_entries(files, results_dirs=[Path(d) for d in results_dirs])
+    for problem in check.problems:
+        click.echo(problem)
+    click.echo(f"{check.entries} entries naming {check.records} records: "
+               + (f"{len(check.problems)} problems" if check.problems else "every record present and matching its sha256"))
+    return not check.problems

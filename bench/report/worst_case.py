@@ -12,7 +12,7 @@ candidate's row (NaN mean, with its note). Ties go to the first attack name.
 """
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 
 import pandas as pd
 
@@ -44,7 +44,8 @@ def pick_worst(frame: pd.DataFrame, *, value: str, metric: str, group: list[str]
     return ordered.drop_duplicates(group).drop(columns="_leak").reset_index(drop=True)
 
 
-def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, level: float = 0.95) -> pd.DataFrame:
+def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, level: float = 0.95,
+               candidate: Callable[[object], bool] = is_image_attack) -> pd.DataFrame:
     """The worst case per (victim configuration, metric) over every image attack of ``table``.
 
     Args:
@@ -52,13 +53,15 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
         metrics: the metrics (default: every metric with a privacy direction the attacks recorded);
             metrics without a direction are skipped.
         level: confidence level of the intervals.
+        candidate: which attacks compete (default: :func:`is_image_attack`; the site passes the
+            HAR probes for tabular data, each the only one recording its metric).
 
     Returns:
         One row per (configuration, metric): the :func:`victim_fields`, ``metric``, ``attack`` (the
         one that reached it) with its settings' columns, and its statistics as
         :func:`bench.report.aggregate.aggregate` computes them (``mean, ci, n, n_runs, ...``).
     """
-    rows = table[table["attack"].map(is_image_attack) & table["metric"].notna()]
+    rows = table[table["attack"].map(candidate) & table["metric"].notna()]
     present = list(dict.fromkeys(rows["metric"]))
     wanted = [m for m in (present if metrics is None else metrics) if privacy_direction(m) and m in present]
     if rows.empty or not wanted:

@@ -1,0 +1,14 @@
+"""The leaderboard as data and as a static site.
+
+- :mod:`bench.site.schema`: the entries' versioned JSON Schema (``entry.schema.json``) and its validation.
+- :mod:`bench.site.records`: where each stored record lies and the sha256 of its file.
+- :mod:`bench.site.views`: one profile's statistics, looked up by configuration (:mod:`bench.site.values`: as JSON holds them).
+- :mod:`bench.site.entries`: one leaderboard entry per (profile, dataset, victim, cut, defense, knobs).
+- :mod:`bench.site.integrity`: entries checked against the records they name (``bench verify --integrity``).
+- :mod:`bench.site.catalog`: what the registries say about each defense and attack.
+- :mod:`bench.site.plots`: the site's Pareto and convergence plots.
+- :mod:`bench.site.pages`: the rows and sections the templates render.
+- :mod:`bench.site.build`: the site, written from entries, grids and the package's templates
+  (``templates/*.html.j2``, ``static/``: package data).
+- :mod:`bench.cli.site` holds the ``bench site`` command.
+"""

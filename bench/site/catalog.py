@@ -1,0 +1,146 @@
+"""What the registries say about each defense and attack: its docstring, paper, threat model, knobs.
+
+Reads the registered classes (importing the registries imports torch), so a defense or attack that a
+results folder names but this installation does not register (a plugin not loaded) is described as such.
+"""
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import re
+import sys
+from dataclasses import dataclass, field
+
+from bench.report.headline import headline_metric
+from bench.report.labels import ATTACK_LABELS, defense_label
+
+FIELD_KEYS = ("Paper:", "Threat model:")
+DROPPED_SECTIONS = ("Args:", "Attributes:", "Raises:", "Returns:", "Example:", "Examples:")
+BUDGET_TABLES = ("BUDGETS", "DECODER_BUDGETS")  # per-profile budget dataclasses of the attack modules
+
+
+@dataclass(frozen=True)
+class KnobInfo:
+    name: str
+    type: str
+    default: str
+    help: str
+
+
+@dataclass(frozen=True)
+class Described:
+    """A docstring split into its description and its ``Paper:`` and ``Threat model:`` fields."""
+
+    description: list[str] = field(default_factory=list)
+    paper: str = ""
+    threat_model: str = ""
+
+
+@dataclass(frozen=True)
+class DefenseInfo:
+    name: str
+    label: str
+    registered: bool
+    parts: list[tuple[str, Described]] = field(default_factory=list)
+    knobs: list[KnobInfo] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class AttackInfo:
+    name: str
+    label: str
+    registered: bool
+    described: Described = field(default_factory=Described)
+    threat_model: str = ""
+    requires: list[str] = field(default_factory=list)
+    kinds: list[str] = field(default_factory=list)
+    scorings: list[str] = field(default_factory=list)
+    knobs: list[KnobInfo] = field(default_factory=list)
+    headline_metric: str = ""
+    budgets: dict[str, dict] = field(default_factory=dict)
+    defaults: dict[str, object] = field(default_factory=dict)
+
+
+def describe_docstring(doc: str | None) -> Described:
+    """Paragraphs of ``doc`` with its ``Paper:`` and ``Threat model:`` fields taken out and its
+    ``Args:``-style sections (the constructor's) dropped."""
+    paragraphs: list[list[str]] = [[]]
+    fields: dict[str, list[str]] = {}
+    state = "text"  # or a field key, or "drop" inside an Args:-style section
+    for line in inspect.cleandoc(doc or "").splitlines():
+        stripped = line.strip()
+        key = next((k for k in FIELD_KEYS if stripped.startswith(k)), None)
+        if not stripped:
+            state = "drop" if state == "drop" else "text"
+            paragraphs.append([])
+        elif key:
+            state = key
+            fields.setdefault(key, []).append(stripped[len(key):].strip())
+        elif stripped in DROPPED_SECTIONS:
+            state = "drop"
+        elif state == "drop" and line.startswith(" "):
+            continue
+        elif state in FIELD_KEYS:
+            fields[state].append(stripped)
+        else:
+            if re.match(r"([*-]|\d+\.) ", stripped) and paragraphs[-1]:  # a list item is its own paragraph
+                paragraphs.append([])
+            state = "text"
+            paragraphs[-1].append(stripped)
+    text = [" ".join(p) for p in paragraphs if p]
+    return Described(text, " ".join(fields.get("Paper:", [])), " ".join(fields.get("Threat model:", [])))
+
+
+def _knobs(knobs) -> list[KnobInfo]:
+    out = []
+    for k in knobs:
+        if k.required:
+            default = "required" + (f" (grid crosses {', '.join(f'{v:g}' if isinstance(v, float) else str(v) for v in k.sweep)})"
+                                    if k.sweep else "")
+        else:
+            default = f"{k.default:g}" if isinstance(k.default, float) else str(k.default)
+        out.append(KnobInfo(k.name, k.type.__name__, default, k.help))
+    return out
+
+
+def defense_info(name: str) -> DefenseInfo:
+    """The registered parts of ``name`` (``lightsplit-f+dp``: the base, then each transform) and its knobs."""
+    from bench.registry import RegistryError
+    from defenses import DEFENSES, PAYLOAD_TRANSFORMS, knobs_of, split_name
+
+    try:
+        base, transforms = split_name(name)
+        parts = [(base, DEFENSES.get(base))] + [(t, PAYLOAD_TRANSFORMS.get(t)) for t in transforms]
+        knobs = _knobs(knobs_of(name))
+    except (RegistryError, ValueError):
+        return DefenseInfo(name, defense_label(name), registered=False)
+    return DefenseInfo(name, defense_label(name), registered=True,
+                       parts=[(part, describe_docstring(inspect.getdoc(cls))) for part, cls in parts], knobs=knobs)
+
+
+def attack_info(name: str, *, profiles: list[str]) -> AttackInfo:
+    """The registered attack ``name``: docstring fields, threat model, requirements, knobs and its budget
+    under each of ``profiles`` (where its module keeps a per-profile budget table)."""
+    from attacks import ATTACKS
+
+    label = ATTACK_LABELS.get(name) or name
+    if name not in ATTACKS:
+        return AttackInfo(name, label, registered=False, headline_metric=headline_metric(name))
+    cls = ATTACKS.get(name)
+    return AttackInfo(
+        name, label, registered=True, described=describe_docstring(inspect.getdoc(cls)),
+        threat_model=cls.threat_model.value, requires=sorted(c.value for c in cls.requires), kinds=list(cls.kinds),
+        scorings=[s.name.lower() for s in cls.scorings], knobs=_knobs(cls.knobs), headline_metric=headline_metric(name),
+        budgets=_budgets(cls, profiles), defaults={k.name: k.default for k in cls.knobs if not k.required},
+    )
+
+
+def _budgets(cls: type, profiles: list[str]) -> dict[str, dict]:
+    """The attack's per-profile budget (a dataclass in a table of its module or a base class's module)."""
+    for klass in cls.__mro__:
+        module = sys.modules.get(klass.__module__)
+        for table_name in BUDGET_TABLES:
+            table = getattr(module, table_name, None)
+            if isinstance(table, dict) and table and all(dataclasses.is_dataclass(v) for v in table.values()):
+                return {p: dataclasses.asdict(table[p]) for p in profiles if p in table}
+    return {}

@@ -1,0 +1,199 @@
+"""What the templates render: leaderboards of formatted rows, and the sections of each defense's page.
+
+Every value a row shows comes from its entry (:mod:`bench.site.entries`); a row also carries the
+number each column sorts by (``sort``), so the page's script never parses formatted text. Links
+are relative to the site's root; each template prefixes them with its own way back to it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from markupsafe import Markup, escape
+
+from bench.report.labels import DATASET_LABELS, metric_label, number
+from bench.site.entries import slug
+
+DASH = "—"
+
+
+@dataclass
+class Cell:
+    """One table cell: the text shown, the value it sorts by (None: sorts last), a link, a hover title."""
+
+    text: str
+    sort: float | str | None = None
+    href: str | None = None
+    title: str | None = None
+
+
+@dataclass
+class Board:
+    """One leaderboard: a (profile, dataset)'s entries in ranking order."""
+
+    id: str
+    title: str
+    profile: str
+    dataset: str
+    metric: str | None
+    entries: list[dict]
+    rows: list[dict[str, Cell]] = field(default_factory=list)
+
+    @property
+    def metric_text(self) -> str:
+        return metric_label(self.metric) if self.metric else "no attack metric"
+
+
+COLUMNS = (("rank", "Rank in CR", "num"), ("defense", "Defense", "text"), ("cr", "CR", "num"),
+           ("accuracy", "Accuracy (%)", "num"), ("bytes_up", "Bytes up / sample", "num"),
+           ("bytes_down", "Bytes down / sample", "num"), ("worst", "Worst case", "num"),
+           ("worst_attack", "Worst attack", "text"), ("floor", "Floor (prior)", "num"), ("seeds", "Seeds", "num"),
+           ("flags", "Flags", "num"), ("entry", "Entry", "text"))
+
+
+def defense_href(name: str) -> str:
+    return f"defenses/{slug(name)}.html"
+
+
+def attack_href(name: str) -> str:
+    return f"attacks/{slug(name)}.html"
+
+
+def stat_text(stat: dict | None, metric: str) -> str:
+    """``mean ± ci`` in the metric's display units (``—`` without a mean; no ± for a single seed)."""
+    if not stat or stat["mean"] is None:
+        return DASH
+    text = number(stat["mean"], metric)
+    return text + (f" ± {number(stat['ci95'], metric)}" if stat["ci95"] is not None else "")
+
+
+def bytes_cell(stat: dict) -> Cell:
+    mean = stat["mean"]
+    return Cell(DASH if mean is None else f"{mean:,.0f}", mean)
+
+
+def settings_text(settings: dict, defaults: dict | None = None) -> str:
+    """``budget=4, precision=bfloat16``: the settings, those at their knob's default (``defaults``) left out."""
+    defaults = defaults or {}
+    return ", ".join(f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in sorted(settings.items())
+                     if k not in defaults or defaults[k] != v)
+
+
+def docstring_markup(text: str) -> Markup:
+    """Docstring text as HTML: escaped, with ````literal```` and ``:role:`name``` as code."""
+    return Markup(re.sub(r"``(.+?)``|:\w+:`(.+?)`", lambda m: f"<code>{m.group(1) or m.group(2)}</code>", str(escape(text))))
+
+
+def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str]:
+    """The entry's flags as short texts (the attacks not converged with their settings off their defaults)."""
+    flags = entry["flags"]
+    texts = []
+    if flags["failed_cells"]:
+        texts.append(f"{len(flags['failed_cells'])} failed")
+    if flags["diverged_cells"]:
+        texts.append(f"{len(flags['diverged_cells'])} diverged")
+    for item in entry["attacks"]:  # the items behind flags["not_converged"], with shorter settings
+        verdict = item["convergence"]
+        if verdict and not verdict["converged"] and verdict["budget"] >= 1.0:
+            settings = settings_text(item["settings"], {k: v for k, v in (defaults or {}).get(item["attack"], {}).items()
+                                                        if k != "budget"})
+            texts.append(f"not converged: {item['attack']}" + (f" ({settings})" if settings else ""))
+    return texts
+
+
+def boards(entries: list[dict], *, defaults: dict[str, dict] | None = None) -> list[Board]:
+    """One board per (profile, dataset), entries in the order :func:`bench.site.entries.build_entries`
+    ranked them, each row formatted with its rank within its CR (``defaults``: each attack's knob
+    defaults, settings at which are not shown)."""
+    grouped: dict[tuple[str, str], list[dict]] = {}
+    for entry in entries:
+        grouped.setdefault((entry["profile"], entry["dataset"]), []).append(entry)
+    out = []
+    for (profile, dataset), mine in grouped.items():
+        board = Board(id=slug(f"{dataset}-{profile}"), title=f"{DATASET_LABELS.get(dataset, dataset)} ({profile} profile)",
+                      profile=profile, dataset=dataset, metric=mine[0]["ranking"]["metric"], entries=mine)
+        ranks: dict[object, int] = {}
+        for entry in mine:
+            cr = entry["defense"]["knobs"].get("cr")
+            rank = None
+            if entry["ranking"]["value"] is not None:
+                rank = ranks[cr] = ranks.get(cr, 0) + 1
+            board.rows.append(row(entry, rank=rank, defaults=defaults or {}))
+        out.append(board)
+    return out
+
+
+def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str, Cell]:
+    """One leaderboard row of ``entry``."""
+    ranking = entry["ranking"]
+    metric = ranking["metric"]
+    worst = entry["worst_case"].get(metric) if metric else None
+    cr = entry["defense"]["knobs"].get("cr")
+    flags = flag_texts(entry, defaults)
+    worst_cell, attack_cell, floor_cell = Cell(DASH), Cell(DASH), Cell(DASH)
+    if worst is not None:
+        leakage = worst["leakage"]
+        unmeasured = leakage is not None and not leakage["measured"]
+        worst_cell = Cell(stat_text(worst["stat"], metric) + (" (not above floor)" if unmeasured else ""), worst["stat"]["mean"],
+                          title="within noise of the prior's floor: no leakage measured" if unmeasured else None)
+        settings = settings_text(worst["settings"], defaults.get(worst["attack"]))
+        attack_cell = Cell(worst["attack"] + (f" ({settings})" if settings else ""), worst["attack"], href=attack_href(worst["attack"]))
+        floor_cell = Cell(stat_text(worst["floor"], worst["floor_metric"]), (worst["floor"] or {}).get("mean"))
+    accuracy = entry["accuracy"]
+    return {
+        "rank": Cell(str(rank) if rank else DASH, rank),
+        "defense": Cell(entry["defense"]["label"], entry["defense"]["label"], href=defense_href(entry["defense"]["name"])),
+        "cr": Cell(f"{cr:g}×" if cr is not None else "none", cr if cr is not None else 1.0),
+        "accuracy": Cell(stat_text(accuracy, "accuracy"), accuracy["mean"]),
+        "bytes_up": bytes_cell(entry["bytes_per_sample"]["up"]),
+        "bytes_down": bytes_cell(entry["bytes_per_sample"]["down"]),
+        "worst": worst_cell, "worst_attack": attack_cell, "floor": floor_cell,
+        "seeds": Cell(str(len(entry["seeds"])), len(entry["seeds"])),
+        "flags": Cell("; ".join(flags) or "ok", len(flags)),
+        "entry": Cell("JSON", entry["entry_id"], href=f"entries/{entry['entry_id']}.json"),
+    }
+
+
+@dataclass
+class GridGroup:
+    """The reconstruction grids of one attack (and settings) on one dataset: raw's first where stored
+    (same attack, settings and seed), then one per entry of the defense.
+
+    Attributes:
+        figures: ``(caption, image path relative to the site)``.
+    """
+
+    attack: str
+    settings: str
+    dataset: str
+    figures: list[tuple[str, str]] = field(default_factory=list)
+
+
+ATTACK_COLUMNS = (("board", "Dataset", "text"), ("defense", "Defense", "text"), ("settings", "Settings", "text"),
+                  ("headline", "Headline metric", "num"), ("converged", "Converged at this budget", "text"),
+                  ("worst", "Worst case of its row", "text"))
+
+
+def attack_rows(entries: list[dict], attack: str, *, defaults: dict | None = None) -> list[dict[str, Cell]]:
+    """The attack's headline metric on every entry that stores it, one row per settings."""
+    rows = []
+    for entry in entries:
+        worst = entry["worst_case"].get(entry["ranking"]["metric"] or "")
+        for item in entry["attacks"]:
+            if item["attack"] != attack:
+                continue
+            metric = item["headline_metric"]
+            verdict = item["convergence"]
+            converged = DASH if verdict is None else ("yes" if verdict["converged"] else "no") + \
+                f" (×{verdict['larger']:g} gains {verdict['gain']:.3g}, tolerance {verdict['tolerance']:.3g})"
+            is_worst = worst is not None and worst["attack"] == attack and worst["settings"] == item["settings"]
+            stat = item["metrics"].get(metric)
+            rows.append({
+                "board": Cell(f"{DATASET_LABELS.get(entry['dataset'], entry['dataset'])} ({entry['profile']})"),
+                "defense": Cell(entry["defense"]["label"], entry["defense"]["label"], href=defense_href(entry["defense"]["name"])),
+                "settings": Cell(settings_text(item["settings"], defaults) or DASH),
+                "headline": Cell(f"{metric_label(metric)} {stat_text(stat, metric)}", (stat or {}).get("mean")),
+                "converged": Cell(converged),
+                "worst": Cell("yes" if is_worst else "", "1" if is_worst else ""),
+            })
+    return rows

@@ -1,0 +1,97 @@
+"""The stored record behind each cell: its results folder, its file and the sha256 of that file's bytes."""
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from bench.run.record import CHECKSUM
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+class MissingRecordError(ValueError):
+    """A cell in a results folder's table whose record file is not stored (one-line message)."""
+
+
+@dataclass(frozen=True)
+class RecordFile:
+    """One record file as an entry names it.
+
+    Attributes:
+        cell_id: the cell's id (the file's stem).
+        results: the results folder, as given to ``bench site``.
+        path: the file relative to ``results`` (``cells/<cell_id>.json``).
+        sha256: sha256 of the file's bytes.
+        checksum: the record's own ``checksum`` field (sha256 of its canonical content), None before checksums.
+    """
+
+    cell_id: str
+    results: str
+    path: str
+    sha256: str
+    checksum: str | None
+
+
+def file_sha256(path: Path) -> str:
+    """sha256 of a file's bytes, as hex."""
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+
+
+def relative_record_path(cell_id: str) -> str:
+    return f"cells/{cell_id}.json"
+
+
+def read_record_file(*, results: str, cell_id: str) -> RecordFile:
+    """The record of ``cell_id`` under ``results``, hashed.
+
+    Raises:
+        MissingRecordError: the file does not exist or is not a JSON object.
+    """
+    path = Path(results) / relative_record_path(cell_id)
+    try:
+        raw = path.read_bytes()
+        data = json.loads(raw)
+    except FileNotFoundError:
+        raise MissingRecordError(f"{results} lists cell {cell_id} but holds no record {path}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        raise MissingRecordError(f"record {path} is not JSON") from None
+    if not isinstance(data, dict):
+        raise MissingRecordError(f"record {path} is not a JSON object")
+    checksum = data.get(CHECKSUM)
+    return RecordFile(cell_id=cell_id, results=Path(results).as_posix(), path=relative_record_path(cell_id),
+                      sha256=hashlib.sha256(raw).hexdigest(), checksum=checksum if isinstance(checksum, str) else None)
+
+
+def record_files(cells: dict[str, str]) -> dict[str, RecordFile]:
+    """``{cell_id: RecordFile}`` for ``{cell_id: results folder}``.
+
+    Raises:
+        MissingRecordError: a cell's record is missing or unreadable.
+    """
+    return {cell_id: read_record_file(results=results, cell_id=cell_id) for cell_id, results in sorted(cells.items())}
+
+
+def combine_tables(tables: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, dict[str, str]]:
+    """One table from several results folders' tables, and the folder each cell was taken from.
+
+    A cell stored in several folders (a reused baseline) is taken from the first folder that holds it,
+    as ``bench report`` takes it.
+
+    Args:
+        tables: ``(results folder as given, its tidy table)`` in the order given.
+
+    Returns:
+        The combined table and ``{cell_id: results folder}``.
+    """
+    import pandas as pd
+
+    source: dict[str, str] = {}
+    parts = []
+    for results, table in tables:
+        fresh = table[~table["cell_id"].isin(source)]
+        source.update(dict.fromkeys(fresh["cell_id"].unique(), results))
+        parts.append(fresh)
+    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(), source

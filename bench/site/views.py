@@ -1,0 +1,107 @@
+"""The statistics of one profile's tidy table, computed once and looked up by each entry's configuration.
+
+A configuration is a trained victim's: :func:`bench.report.aggregate.victim_fields` (profile, dataset,
+victim, cut, defense, every defense knob, the setting). Every lookup table here is keyed by the
+values of those fields (:func:`bench.site.values.key_of`), so the victim's utility, each attack's
+metrics, the worst case and the failed cells of one configuration meet in one entry.
+"""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import numpy as np
+import pandas as pd
+
+from bench.report.aggregate import aggregate, config_fields, diverged_cells, ok_rows, victim_fields, victim_view
+from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
+from bench.report.labels import privacy_direction
+from bench.report.worst_case import HAR_PREFIX, worst_case
+from bench.run.table import ATTACK_KNOB_PREFIX
+from bench.site.values import key_of, numeric_factors
+
+VICTIM_STATS = ("accuracy", "bytes_up_per_sample", "bytes_down_per_sample")
+
+
+def is_probe(attack: object) -> bool:
+    """Whether an attack is a HAR probe: the candidates of a tabular dataset's worst case."""
+    return isinstance(attack, str) and attack.startswith(HAR_PREFIX)
+
+
+@dataclass
+class ProfileViews:
+    """Lookups over one profile's table.
+
+    Attributes:
+        fields: the configuration's fields.
+        attack_fields: the attack settings' columns (``attack_budget``, ...).
+        cells: one row per stored cell (any status), with its configuration key under ``_key``.
+        victim: ``{key: {metric: aggregate row}}`` of :data:`VICTIM_STATS`.
+        attacks: ``{key: {(attack, settings key): {metric: aggregate row}}}`` of every privacy metric.
+        worst: ``{key: {metric: worst-case row}}``.
+        floor: ``{(dataset, victim, cut): {metric: floor row}}``.
+        prior_seeds: ``{(dataset, victim, cut, metric): finite per-seed values}``.
+        seed_values: ``{(key, attack, settings key, metric): finite per-seed means}`` (diverged cells left out).
+        diverged: ids of the cells whose ``diverged`` metric is 1.
+    """
+
+    fields: list[str]
+    attack_fields: list[str]
+    cells: pd.DataFrame
+    victim: dict = field(default_factory=dict)
+    attacks: dict = field(default_factory=lambda: defaultdict(dict))
+    worst: dict = field(default_factory=lambda: defaultdict(dict))
+    floor: dict = field(default_factory=lambda: defaultdict(dict))
+    prior_seeds: dict = field(default_factory=dict)
+    seed_values: dict = field(default_factory=dict)
+    diverged: set = field(default_factory=set)
+
+    def settings(self, settings_key: tuple) -> dict:
+        """An attack's settings as a mapping, unset ones left out (``{"budget": 1.0}``)."""
+        return {c[len(ATTACK_KNOB_PREFIX):]: v for c, v in zip(self.attack_fields, settings_key) if v is not None}
+
+
+def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
+    """Every lookup of one profile's tidy table (failed cells included in ``cells``)."""
+    table = numeric_factors(table, config_fields(table))
+    ok = ok_rows(table)
+    fields = victim_fields(table)
+    attack_fields = [c for c in config_fields(table) if c.startswith(ATTACK_KNOB_PREFIX)]
+    cells = table.drop_duplicates("cell_id").copy()
+    cells["_key"] = [key_of(r, fields) for r in cells.to_dict("records")]
+    views = ProfileViews(fields=fields, attack_fields=attack_fields, cells=cells, diverged=diverged_cells(table))
+    if ok.empty:
+        return views
+    for row in aggregate(victim_view(table), metrics=VICTIM_STATS, level=level).to_dict("records"):
+        views.victim.setdefault(key_of(row, fields), {})[row["metric"]] = row
+    attacked = ok[ok["attack"] != "none"]  # the diverged metric stays in: aggregate leaves those runs out
+    metrics = sorted(m for m in attacked["metric"].unique() if privacy_direction(m))
+    if metrics:
+        for row in aggregate(attacked, metrics=metrics, level=level).to_dict("records"):
+            slot = views.attacks[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})
+            slot[row["metric"]] = row
+    for candidates in (None, is_probe):
+        found = worst_case(table, level=level) if candidates is None else worst_case(table, level=level, candidate=candidates)
+        for row in found.to_dict("records"):
+            views.worst[key_of(row, fields)][row["metric"]] = row
+    for row in prior_floor(table, level=level).to_dict("records"):
+        views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row
+    for row in prior_seed_values(table).dropna(subset=["value"]).to_dict("records"):
+        views.prior_seeds.setdefault(key_of(row, (*FLOOR_KEYS, "metric")), []).append(float(row["value"]))
+    kept = attacked[attacked["metric"].isin(metrics) & ~attacked["cell_id"].isin(views.diverged)]
+    views.seed_values = _seed_values(kept, fields, attack_fields)
+    return views
+
+
+def _seed_values(rows: pd.DataFrame, fields: list[str], attack_fields: list[str]) -> dict:
+    """Per (configuration, attack, settings, metric): the finite per-seed means."""
+    rows = rows[np.isfinite(rows["value"].astype(float))]
+    if rows.empty:
+        return {}
+    by = [*fields, "attack", *attack_fields, "metric", "seed"]
+    means = rows.groupby(by, dropna=False)["value"].mean().reset_index()
+    out: dict = {}
+    for row in means.to_dict("records"):
+        index = (key_of(row, fields), row["attack"], key_of(row, attack_fields), row["metric"])
+        out.setdefault(index, []).append(float(row["value"]))
+    return out

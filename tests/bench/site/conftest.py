@@ -1,0 +1,45 @@
+"""A small stored grid (digits, smoke profile) and the site built from it, made once per session.
+
+Raw and LightSplit-F at CR 8, two seeds, the reference decoder (an image attack, with grids) and the
+prior (the floor); the reference decoder also at four times its budget on raw seed 0, so one
+convergence verdict is known. Tests that change files work on copies.
+"""
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from bench.cli import main
+
+SMOKE = ["--dataset", "digits", "--profile", "smoke", "--quiet", "--no-download"]
+
+
+def bench(args: list[str]) -> None:
+    """Run ``bench ARGS`` in this process; fail unless it exits 0."""
+    try:
+        main.main(args, prog_name="bench")
+    except SystemExit as exc:
+        assert not exc.code, f"bench {' '.join(args)} exited {exc.code}"
+
+
+@pytest.fixture(scope="session")
+def grid(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("grid") / "smoke-grid"
+    bench(["run", *SMOKE, "--defense", "raw,lightsplit-f", "--cr", "8", "--attack", "decoder-ref,prior", "--seeds", "0,1",
+           "--out", str(out)])
+    bench(["run", *SMOKE, "--defense", "raw", "--attack", "decoder-ref", "--attack-budget", "4", "--seeds", "0", "--out", str(out)])
+    return out
+
+
+@pytest.fixture(scope="session")
+def site(grid, tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("site") / "site"
+    bench(["site", "--results", str(grid), "--out", str(out)])
+    return out
+
+
+@pytest.fixture
+def grid_copy(grid, tmp_path) -> Path:
+    return Path(shutil.copytree(grid, tmp_path / "grid", ignore=shutil.ignore_patterns("checkpoints")))

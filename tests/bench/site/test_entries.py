@@ -1,0 +1,158 @@
+"""Leaderboard entries: valid against the shipped schema, and what each holds, from a stored smoke grid
+and from the committed HAR results."""
+from __future__ import annotations
+
+import copy
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import pytest
+from jsonschema import Draft202012Validator
+
+from bench.cli.report import load_results
+from bench.run.record import content_checksum
+from bench.site.entries import build_entries
+from bench.site.records import MissingRecordError, combine_tables, record_files
+from bench.site.schema import SCHEMA_VERSION, entry_schema, schema_problems
+
+REPO = Path(__file__).resolve().parents[3]
+HAPT = REPO / "results" / "issue13-hapt"
+
+
+def entries_of(*folders: Path) -> list[dict]:
+    table, sources = combine_tables([(str(f), load_results(f)) for f in folders])
+    return build_entries(table, records=record_files(sources))
+
+
+@pytest.fixture(scope="module")
+def smoke_entries(grid) -> list[dict]:
+    return entries_of(grid)
+
+
+def by_defense(entries: list[dict], name: str) -> dict:
+    (entry,) = [e for e in entries if e["defense"]["name"] == name]
+    return entry
+
+
+def test_the_schema_is_a_valid_versioned_draft_2020_12_schema():
+    schema = entry_schema()
+    Draft202012Validator.check_schema(schema)
+    assert schema["$id"].endswith(f":{SCHEMA_VERSION}")
+    assert schema["properties"]["schema_version"]["const"] == SCHEMA_VERSION
+
+
+def test_every_smoke_entry_follows_the_schema(smoke_entries):
+    assert [e["defense"]["name"] for e in smoke_entries] == ["raw", "lightsplit-f"]  # uncompressed first, then CR 8
+    for entry in smoke_entries:
+        assert schema_problems(entry) == []
+        assert entry["schema_version"] == SCHEMA_VERSION
+        assert json.loads(json.dumps(entry, allow_nan=False)) == entry  # plain JSON: no NaN
+
+
+def test_an_entry_breaking_the_schema_is_named(smoke_entries):
+    broken = copy.deepcopy(smoke_entries[0])
+    del broken["accuracy"]
+    broken["records"][0]["sha256"] = "not a hash"
+    problems = schema_problems(broken)
+    assert any("'accuracy' is a required property" in p for p in problems)
+    assert any(p.startswith("at /records/0/sha256:") for p in problems)
+
+
+def test_an_entry_names_every_cell_of_its_configuration_with_the_sha256_of_its_file(smoke_entries, grid):
+    raw = by_defense(smoke_entries, "raw")
+    assert raw["defense"] == {"name": "raw", "label": "Raw", "knobs": {"lambda_wcc": 0.0}}
+    assert (raw["profile"], raw["dataset"], raw["seeds"]) == ("smoke", "digits", [0, 1])
+    assert sorted((r["attack"], r["seed"]) for r in raw["records"]) == [
+        ("decoder-ref", 0), ("decoder-ref", 0), ("decoder-ref", 1), ("prior", 0), ("prior", 1)]
+    for record in raw["records"]:
+        path = Path(record["results"]) / record["path"]
+        assert path == grid / "cells" / f"{record['cell_id']}.json"
+        assert record["sha256"] == hashlib.sha256(path.read_bytes()).hexdigest()
+        assert record["checksum"] == content_checksum(json.loads(path.read_bytes()))  # the stored one, of the content
+    assert raw["code_versions"] and all(isinstance(v, str) for v in raw["code_versions"])
+
+
+def test_accuracy_bytes_attacks_worst_case_and_floor(smoke_entries):
+    lightsplit = by_defense(smoke_entries, "lightsplit-f")
+    assert lightsplit["defense"]["knobs"] == {"cr": 8.0, "lambda_wcc": 0.0}
+    assert lightsplit["defense"]["label"] == "LightSplit-F (CR 8×)"
+    assert lightsplit["accuracy"]["n"] == 2 and lightsplit["accuracy"]["ci95"] is not None
+    assert lightsplit["bytes_per_sample"]["up"]["mean"] * 8 == by_defense(smoke_entries, "raw")["bytes_per_sample"]["up"]["mean"]
+    attacks = {a["attack"]: a for a in lightsplit["attacks"]}
+    assert set(attacks) == {"decoder-ref", "prior"}
+    assert attacks["decoder-ref"]["headline_metric"] == "ssim" and attacks["decoder-ref"]["threat_model"] == "passive"
+    assert attacks["decoder-ref"]["metrics"]["ssim"]["n"] == 2
+    worst = lightsplit["worst_case"]["ssim"]
+    assert worst["attack"] == "decoder-ref"  # the prior is the floor, never the worst case
+    assert worst["stat"] == attacks["decoder-ref"]["metrics"]["ssim"]
+    assert worst["floor_metric"] == "ssim" and worst["floor"] == lightsplit["floor"]["metrics"]["ssim"]
+    assert worst["leakage"]["measured"] == (worst["leakage"]["gap"] > worst["leakage"]["noise"])
+    assert all(w["floor_metric"] == m for m, w in lightsplit["worst_case"].items())  # no min-max scoring here
+    assert lightsplit["ranking"] == {"metric": "ssim", "direction": -1, "value": worst["stat"]["mean"], "attack": "decoder-ref"}
+    assert not any(m.endswith(("_black", "_grey")) for m in lightsplit["floor"]["metrics"])  # baselines, not floors
+
+
+def test_convergence_is_known_where_four_times_the_budget_is_stored(smoke_entries):
+    decoders = {a["settings"]["budget"]: a for a in by_defense(smoke_entries, "raw")["attacks"] if a["attack"] == "decoder-ref"}
+    assert set(decoders) == {1.0, 4.0}
+    verdict = decoders[1.0]["convergence"]
+    assert verdict["budget"] == 1.0 and verdict["larger"] == 4.0 and verdict["tolerance"] == 0.02
+    ssim = {b: a["metrics"]["ssim"]["mean"] for b, a in decoders.items()}
+    assert verdict["gain"] == pytest.approx(ssim[4.0] - ssim[1.0])
+    assert decoders[4.0]["convergence"] is None
+    flagged = by_defense(smoke_entries, "raw")["flags"]["not_converged"]
+    assert flagged == ([] if verdict["converged"] else ["decoder-ref (budget=1, precision=float32)"])
+    assert all(a["convergence"] is None for a in by_defense(smoke_entries, "lightsplit-f")["attacks"])
+
+
+def _rewrite(path: Path, change) -> None:
+    data = json.loads(path.read_text())
+    change(data)
+    data["checksum"] = content_checksum(data)
+    path.write_text(json.dumps(data, indent=1, sort_keys=True))
+
+
+def test_failed_and_diverged_cells_are_flagged(grid_copy):
+    for name in ("results.parquet", "results.csv"):
+        (grid_copy / name).unlink()
+    cells = {p: json.loads(p.read_text())["cell"] for p in (grid_copy / "cells").glob("*.json")}
+    records = {(c["attack"], c["seed"]): p for p, c in cells.items() if c["defense"] == "lightsplit-f"}
+    failed, diverged = records["prior", 1], records["decoder-ref", 1]
+    _rewrite(failed, lambda d: d.update(status="failed", metrics={}, notes={}, error="RuntimeError: boom"))
+    _rewrite(diverged, lambda d: d["metrics"].update(diverged=1.0))
+    entry = by_defense(entries_of(grid_copy), "lightsplit-f")
+    assert schema_problems(entry) == []
+    assert entry["flags"]["failed_cells"] == [failed.stem] and entry["flags"]["diverged_cells"] == [diverged.stem]
+    assert entry["flags"]["flagged"] is True
+    assert {r["cell_id"]: r["status"] for r in entry["records"]}[failed.stem] == "failed"
+    decoder = next(a for a in entry["attacks"] if a["attack"] == "decoder-ref")
+    assert decoder["metrics"]["ssim"]["n"] == 1 and decoder["metrics"]["ssim"]["n_diverged"] == 1  # left out of the mean
+
+
+def test_a_missing_record_is_refused(grid_copy):
+    next((grid_copy / "cells").glob("*.json")).unlink()
+    for name in ("results.parquet", "results.csv"):  # newer than the folder's change: the table still lists the cell
+        later = (grid_copy / "cells").stat().st_mtime + 10
+        os.utime(grid_copy / name, (later, later))
+    table, sources = combine_tables([(str(grid_copy), load_results(grid_copy))])
+    with pytest.raises(MissingRecordError, match="holds no record"):
+        record_files(sources)
+
+
+def test_committed_har_results_rank_by_the_probes():
+    entries = entries_of(HAPT)
+    assert {e["dataset"] for e in entries} == {"hapt"}
+    assert {"raw", "learned-1x1", "topk", "lightsplit-f", "lightsplit-l"} <= {e["defense"]["name"] for e in entries}
+    for entry in entries:  # the folder may grow (its WCC arm): every entry, whatever it holds so far
+        assert schema_problems(entry) == []
+        assert {r["attack"] for r in entry["records"]} <= {"har-recon", "har-reid"}
+        for metric, probe in (("median_r2", "har-recon"), ("reid_accuracy", "har-reid")):
+            if metric in entry["worst_case"]:
+                assert entry["worst_case"][metric]["attack"] == probe
+        assert entry["ranking"]["metric"] == "median_r2" and entry["floor"] is None
+        assert entry["accuracy"]["n_runs"] == len(entry["seeds"])
+    raw = next(e for e in entries if e["defense"]["name"] == "raw")
+    assert {a["headline_metric"] for a in raw["attacks"]} == {"median_r2", "reid_accuracy"}
+    assert len(raw["records"]) == 6 and raw["accuracy"]["n"] == 3
