@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
-# Regenerate every committed table and figure from the stored results alone (no training).
+# Regenerate every committed table and figure from the stored results alone (no training, no cell runs).
+# Each results folder holds the grid file that made its cells; to rerun (or finish) a folder's cells
+# instead, run its grid file from the repository root (stored cells are skipped), e.g.
+#   OMP_NUM_THREADS=1 bench run --config results/issue12-reproduction/grid.toml
 set -euo pipefail
 cd "$(dirname "$0")/.."
-for dir in results/issue2-utility results/issue3-attacks results/issue4-attacks \
-           results/issue6-reproduction results/issue6-structured-projection results/issue12-reproduction; do
-  [ -d "$dir/cells" ] || continue
-  mkdir -p "$dir/tables"
+# Every results folder made by a grid file and keeping tables/ (the others keep only their cells and
+# tidy table): its tables, figures and claim list.
+for grid in results/*/grid.toml; do
+  dir=$(dirname "$grid")
+  [ -d "$dir/cells" ] && [ -d "$dir/tables" ] || continue
   bench report --results "$dir" --format markdown --out "$dir/tables"
   bench report --results "$dir" --format latex --standalone --out "$dir/tables"
   bench report --results "$dir" --format csv --out "$dir/tables"

@@ -1,0 +1,33 @@
+"""Every committed results folder holds the grid file that made it (``grid.toml``): it parses, it
+writes into its own folder, and its cells include every cell stored there, so
+``bench run --config results/<folder>/grid.toml`` reproduces the folder (and finishes what is missing)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bench.run.grid_file import load_grid_file
+
+ROOT = Path(__file__).resolve().parents[1]
+RESULTS = ROOT / "results"
+# Issue 13's folders whose grids are still running: skipped only while they have no grid.toml.
+PENDING = {"issue13-cifar10-jpeg", "issue13-fashion-mnist", "issue13-gtsrb"}
+FOLDERS = sorted(path.parent.name for path in RESULTS.glob("*/cells") if path.is_dir())
+
+
+def test_the_committed_folders_are_found():
+    assert {"issue2-utility", "issue6-reproduction", "issue12-reproduction"} <= set(FOLDERS)
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_grid_file_covers_every_stored_cell(folder):
+    path = RESULTS / folder / "grid.toml"
+    if not path.exists() and folder in PENDING:
+        pytest.skip(f"results/{folder}: its grid is still running (no grid.toml yet)")
+    assert path.is_file(), f"results/{folder} has stored cells but no grid.toml"
+    grid = load_grid_file(path)
+    assert grid.options.out == f"results/{folder}"
+    stored = {record.stem for record in (RESULTS / folder / "cells").glob("*.json")}
+    missing = stored - {cell.id for cell in grid.cells}
+    assert not missing, f"results/{folder}: {len(missing)} stored cells not in grid.toml, e.g. {sorted(missing)[:3]}"
