@@ -140,6 +140,27 @@ def t_halfwidth(values: Iterable[float], level: float = 0.95) -> float:
     return float(stats.t.ppf((1 + level) / 2, len(x) - 1) * x.std(ddof=1) / math.sqrt(len(x)))
 
 
+NOT_LEARNED_SE = 2.0
+_CHANCE = ("accuracy", "chance_accuracy", "test_samples")
+
+
+def not_learned_cells(table: pd.DataFrame) -> set[str]:
+    """Ids of the successful cells whose victim did not learn: its test accuracy lies within
+    :data:`NOT_LEARNED_SE` binomial standard errors of ``chance_accuracy`` (the majority class's
+    share of the test labels). Such a victim's payload says nothing about its defense, so a privacy
+    number measured on it would make the defense look private for the wrong reason: ``bench verify``
+    leaves these runs out of every privacy claim (tables keep them, and their accuracy shows it).
+    Cells stored before ``chance_accuracy`` was recorded are never flagged."""
+    rows = table[(table["status"] == "ok") & table["metric"].isin(_CHANCE)]
+    wide = rows.pivot_table(index="cell_id", columns="metric", values="value", aggfunc="first")
+    if not set(_CHANCE) <= set(wide.columns):
+        return set()
+    wide = wide.dropna(subset=list(_CHANCE))
+    chance = wide["chance_accuracy"]
+    se = np.sqrt(chance * (1 - chance) / wide["test_samples"])
+    return set(wide.index[wide["accuracy"] <= chance + NOT_LEARNED_SE * se])
+
+
 def diverged_cells(table: pd.DataFrame) -> set[str]:
     """Ids of the successful cells whose ``diverged`` metric is 1."""
     rows = table[(table["status"] == "ok") & (table["metric"] == DIVERGED)]

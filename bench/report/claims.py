@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from bench.report.aggregate import victim_view
+from bench.report.aggregate import diverged_cells, not_learned_cells, victim_view
 from bench.report.floor import FLOOR_KEYS, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.table_specs import UNSPLIT_HEADLINE
@@ -184,10 +184,11 @@ CLAIMS: list[Claim] = [
 
 
 def _values(table: pd.DataFrame, selector: Selector, metric: str) -> pd.DataFrame:
-    """The finite values of ``metric`` for ``selector``, leaving out diverged runs (rows of the table)."""
+    """The finite values of ``metric`` for ``selector``, leaving out diverged runs and those whose victim
+    did not learn (rows of the table)."""
     rows = table[selector.mask(table) & (table["status"] == "ok")]
-    diverged = set(rows[(rows["metric"] == "diverged") & (rows["value"] == 1)]["cell_id"])
-    values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(diverged)]
+    left_out = diverged_cells(rows) | not_learned_cells(rows)
+    values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(left_out)]
     return values[values["value"].notna()]
 
 

@@ -7,11 +7,13 @@ import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import torch
+
 from attacks import ATTACKS
 from bench.data import DATASETS
 from bench.data.splits import CarvedData, carve
 from bench.metrics.lpips_weights import weights_provenance
-from bench.profiles import get_profile
+from bench.profiles import Profile, get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
 from bench.run.grid import resolved_knobs
@@ -46,10 +48,22 @@ class RunContext:
         return self._sources.get(dataset, "")
 
 
+def chance_metrics(labels: torch.Tensor) -> dict[str, float]:
+    """``chance_accuracy`` (the majority class's share of the test labels: what a victim that learned
+    nothing scores) and ``test_samples``, so that reports can tell a victim that did not learn."""
+    counts = torch.bincount(labels)
+    return {"chance_accuracy": float(counts.max()) / len(labels), "test_samples": float(len(labels))}
+
+
 def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict[str, str]]:
     """Train (or load) the cell's victim, run its attack if any; return metrics and per-metric notes."""
     profile = get_profile(cell.profile)
     data = ctx.data(cell.dataset, cell.profile)
+    metrics, notes = _run(cell, ctx, data, profile)
+    return {**metrics, **chance_metrics(data.test.y)}, notes
+
+
+def _run(cell: Cell, ctx: RunContext, data: CarvedData, profile: Profile) -> tuple[dict[str, float | None], dict[str, str]]:
     if cell.attack != "none":
         return run_attack_cell(
             cell, data=data, profile=profile, cache_dir=ctx.cache_dir, artifacts_dir=ctx.artifacts_dir,

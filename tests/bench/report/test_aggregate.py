@@ -103,3 +103,23 @@ def test_mixed_profiles_are_refused_in_one_line(tidy):
 def test_pareto_mask():
     points = pd.DataFrame({"acc": [0.9, 0.8, 0.95, 0.7], "bytes": [100, 50, 400, 60]})
     assert pareto_mask(points, maximize=["acc"], minimize=["bytes"]).tolist() == [True, True, True, False]
+
+
+
+def test_a_victim_that_did_not_learn_is_flagged_only_where_its_chance_rate_is_stored():
+    from bench.report.aggregate import not_learned_cells
+    from bench.run.cell import Cell
+    from bench.run.store import CellRecord, records_to_table
+
+    def table(accuracies, chance=True):
+        records = []
+        for seed, acc in accuracies.items():
+            metrics = {"ssim": 0.5, "accuracy": acc} | ({"chance_accuracy": 0.1, "test_samples": 2000.0} if chance else {})
+            records.append(CellRecord(Cell(dataset="mnist", victim="mnistnet", cut="split-2", defense="raw", profile="cpu",
+                                           seed=seed, attack="sdar"), "ok", metrics))
+        return records_to_table(records)
+
+    # 2 binomial SE of chance at n = 2000: 0.1 + 2·√(0.09/2000) = 0.1134; 0.112 is inside, 0.12 outside
+    flagged = not_learned_cells(table({0: 0.112, 1: 0.12, 2: 0.75}))
+    assert len(flagged) == 1
+    assert not_learned_cells(table({0: 0.1}, chance=False)) == set()

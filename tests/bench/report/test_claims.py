@@ -180,3 +180,12 @@ def test_a_claim_pinned_to_an_absent_dataset_is_not_testable():
                   tolerance=0.1, profiles=("cpu",))
     verdicts = verify(table({("raw", 8.0, 0): (0.8, 0)}), "cpu", [claim])
     assert [(v.dataset, v.status) for v in verdicts] == [("cifar10", NOT_TESTABLE)]
+
+
+def test_a_run_whose_victim_did_not_learn_is_left_out_of_the_claim():
+    records = [CellRecord(Cell(defense=d, defense_knobs={"cr": 8.0}, seed=s, attack="sdar", **BASE), "ok",
+                          {"ssim": v, "accuracy": a, "chance_accuracy": 0.1, "test_samples": 2000.0})
+               for d, s, v, a in (("lightsplit-f", 0, 0.3, 0.9), ("lightsplit-f", 1, 0.01, 0.1), ("topk", 0, 0.2, 0.9))]
+    verdict = verify(records_to_table(records), "cpu", [CLAIM])[0]
+    # with the collapsed victim's 0.01 the mean (0.155) would be below top-K's 0.2: "held" for the wrong reason
+    assert verdict.status == NOT_HELD and "0.3000 (n=1, no CI)" in verdict.detail
