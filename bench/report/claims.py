@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from bench.report.aggregate import diverged_cells, not_learned_cells, victim_view
+from bench.report.aggregate import diverged_cells, not_learned_cells, t_halfwidth, victim_view
 from bench.report.floor import FLOOR_KEYS, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.table_specs import UNSPLIT_HEADLINE
@@ -200,14 +200,11 @@ def _mean(table: pd.DataFrame, selector: Selector, metric: str) -> tuple[float |
 
 def _described(table: pd.DataFrame, selector: Selector, metric: str) -> str:
     """``mean ±h (n=…)``: the seed mean with the half-width of its 95% t-interval (none for n = 1)."""
-    from scipy import stats
-
     values = _values(table, selector, metric)["value"].to_numpy()
     n = len(values)
     if n < 2:
         return f"{values.mean():.4f} (n={n}, no CI)"
-    half = stats.t.ppf(0.975, n - 1) * values.std(ddof=1) / n**0.5
-    return f"{values.mean():.4f} ±{half:.4f} (n={n})"
+    return f"{values.mean():.4f} ±{t_halfwidth(values):.4f} (n={n})"
 
 
 def unreached_cr(table: pd.DataFrame, selector: Selector) -> str | None:

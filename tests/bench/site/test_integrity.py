@@ -36,12 +36,22 @@ def test_intact_entries_pass(capsys, copies):
         assert lines[-1] == "2 entries naming 9 records: every record present and matching its sha256"
 
 
-def test_an_edited_record_is_named_and_fails(capsys, copies):
-    grid, site = copies
+def _edit_first_record(grid, *, fresh_checksum: bool):
+    """Change the first stored record's accuracy; with ``fresh_checksum`` it still passes its own check."""
+    from bench.run.record import content_checksum
+
     record = sorted((grid / "cells").glob("*.json"))[0]
     data = json.loads(record.read_text())
     data["metrics"]["accuracy"] = 0.999
+    if fresh_checksum:
+        data["checksum"] = content_checksum(data)
     record.write_text(json.dumps(data, indent=1, sort_keys=True))
+    return record
+
+
+def test_an_edited_record_is_named_and_fails(capsys, copies):
+    grid, site = copies
+    record = _edit_first_record(grid, fresh_checksum=False)
     code, lines = verify(capsys, grid, str(site))
     assert code == 1
     changed = [line for line in lines if line.startswith(f"changed: {record} does not match the sha256 its entry holds")]
@@ -50,14 +60,8 @@ def test_an_edited_record_is_named_and_fails(capsys, copies):
 
 
 def test_a_record_rewritten_with_a_fresh_checksum_still_fails_against_its_entry(capsys, copies):
-    from bench.run.record import content_checksum
-
     grid, site = copies
-    record = sorted((grid / "cells").glob("*.json"))[0]
-    data = json.loads(record.read_text())
-    data["metrics"]["accuracy"] = 0.999
-    data["checksum"] = content_checksum(data)  # passes the record's own check
-    record.write_text(json.dumps(data, indent=1, sort_keys=True))
+    record = _edit_first_record(grid, fresh_checksum=True)
     code, lines = verify(capsys, grid, str(site))
     assert code == 1
     assert lines[0].startswith("9 records: 9 match their checksum")
