@@ -86,16 +86,24 @@ def knobs_of(name: str) -> tuple[Knob, ...]:
     return _unique(k for part in parts for k in part.knobs)
 
 
-def build_defense(name: str, *, cut_shape: tuple[int, ...], seed: int, **params: Any) -> Defense:
+def build_defense(
+    name: str, *, cut_shape: tuple[int, ...], seed: int, per_token: bool = False, **params: Any
+) -> Defense:
     """Instantiate ``name`` at a cut; ``params`` may hold every knob, each part takes its own.
 
     A knob that is not given takes its declared default; a required one that is not given is left
-    to the part to refuse.
+    to the part to refuse. With ``per_token`` the cut is ``(T, d)`` and the defense is built for one
+    token's ``(d,)`` and applied to each token (:class:`defenses.per_token.PerTokenDefense`).
 
     Raises:
         RegistryError: for an unknown part.
         DefenseConfigError: when a parameter is out of its knob's range or cannot be realised at this cut.
     """
+    if per_token:
+        from defenses.per_token import PerTokenDefense
+
+        inner = build_defense(name, cut_shape=tuple(cut_shape[1:]), seed=seed, **params)
+        return PerTokenDefense(inner, tokens=cut_shape[0])
     base_name, transform_names = split_name(name)
     base_cls = DEFENSES.get(base_name)
     base = base_cls(cut_shape=cut_shape, seed=seed, **_arguments(base_cls.knobs, params))

@@ -22,13 +22,16 @@ class SplitParts:
         head: client layers before the cut; outputs the cut activation ``z`` of shape ``cut_shape``.
         backbone: server layers after the cut.
         tail: the last layers, producing logits (client-owned in U-shaped SL).
-        cut_shape: shape of ``z`` per sample, ``(C, H, W)`` for feature maps or ``(d,)`` for vectors.
+        cut_shape: shape of ``z`` per sample, ``(C, H, W)`` for feature maps, ``(d,)`` for vectors,
+            ``(T, d)`` for a sequence of ``T`` token states.
+        init: how the parameters were initialised (``fresh``, or where pretrained weights came from).
     """
 
     head: nn.Module
     backbone: nn.Module
     tail: nn.Module
     cut_shape: tuple[int, ...]
+    init: str = "fresh"
 
 
 class Victim(ABC):
@@ -36,13 +39,17 @@ class Victim(ABC):
 
     Subclasses set ``cuts`` (cut name → cut shape per sample, for the default input shape),
     ``default_cut``, ``input_shape`` and ``datasets`` (the datasets the paper pairs it with), and
-    implement :meth:`build`.
+    implement :meth:`build`. A sequence model sets ``per_token``: its cut is ``(T, d)`` and every
+    defense acts on each token's ``d`` values alone. ``requires`` names an optional package the victim
+    needs (checked before a grid runs).
     """
 
     cuts: dict[str, tuple[int, ...]]
     default_cut: str
     input_shape: tuple[int, ...]
     datasets: tuple[str, ...] = ()
+    per_token: bool = False
+    requires: str | None = None
 
     @abstractmethod
     def build(self, *, cut: str, num_classes: int, input_shape: tuple[int, ...]) -> SplitParts:

@@ -26,6 +26,8 @@ class CarvedData:
         nonmembers: the attacker's auxiliary data, from the same distribution.
         test: held-out data for utility.
         black_background: as :attr:`RawDataset.black_background`.
+        description: how the splits were made where the dataset's source does not say it (a text
+            dataset's tokenizer); appended to every row's ``data_source``.
     """
 
     name: str
@@ -35,6 +37,7 @@ class CarvedData:
     nonmembers: ArraySplit
     test: ArraySplit
     black_background: bool = False
+    description: str = ""
 
     @property
     def input_shape(self) -> tuple[int, ...]:

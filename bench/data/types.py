@@ -17,8 +17,9 @@ class ArraySplit:
     """One split of a dataset held in memory.
 
     Attributes:
-        x: images as float32 ``(N, C, H, W)`` in [0, 1], or tabular features ``(N, F)`` float32.
-        y: int64 class labels ``(N,)``.
+        x: images as float32 ``(N, C, H, W)`` in [0, 1], tabular features ``(N, F)`` float32, or
+            int64 token blocks ``(N, T)``.
+        y: int64 class labels ``(N,)``, or a token block's next-token targets ``(N, T)``.
         groups: optional int64 group ids ``(N,)`` (UCI HAR subject ids); ``None`` where the dataset has none.
     """
 

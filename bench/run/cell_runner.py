@@ -39,8 +39,14 @@ class RunContext:
         key = (dataset, profile_name)
         if key not in self._data:
             raw = DATASETS.get(dataset)(self.data_root, download=self.download)
-            self._sources[dataset] = raw.source
-            self._data[key] = carve(raw, get_profile(profile_name))
+            if raw.kind == "text":
+                from bench.data.text_blocks import carve_text  # needs the optional tokenizers package
+
+                carved = carve_text(raw, get_profile(profile_name), self.data_root)
+            else:
+                carved = carve(raw, get_profile(profile_name))
+            self._sources[dataset] = "; ".join(part for part in (raw.source, carved.description) if part)
+            self._data[key] = carved
         return self._data[key]
 
     def source(self, dataset: str) -> str:
@@ -59,6 +65,12 @@ def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict
     """Train (or load) the cell's victim, run its attack if any; return metrics and per-metric notes."""
     profile = get_profile(cell.profile)
     data = ctx.data(cell.dataset, cell.profile)
+    if data.kind == "text":
+        from bench.run.lm_training import train_language_model
+
+        if cell.attack != "none":
+            raise ValueError(f"attack '{cell.attack}' does not run on text; language-model cells are utility cells")
+        return train_language_model(cell, data=data, profile=profile)
     metrics, notes = _run(cell, ctx, data, profile)
     return {**metrics, **chance_metrics(data.test.y)}, notes
 

@@ -27,6 +27,12 @@ PROTOCOLS = ("ushaped", "vanilla")
 HEAD_OWNERSHIP = ("sch", "pch")
 
 
+def task_loss(logits: Tensor, y: Tensor) -> Tensor:
+    """Cross-entropy of class logits ``(B, C)`` against ``(B,)``, or of next-token logits ``(B, T, V)``
+    against ``(B, T)`` (the mean over every token)."""
+    return F.cross_entropy(logits.flatten(0, -2), y.flatten())
+
+
 class SplitModel(nn.Module):
     """All trained state of one victim cell: heads, tails, the backbone and the defense.
 
@@ -56,6 +62,7 @@ class SplitModel(nn.Module):
         parts = [victim.build(cut=cut, num_classes=num_classes, input_shape=input_shape) for _ in range(n_heads)]
         self.protocol, self.head_ownership, self.clients = protocol, heads, clients
         self.cut_shape = parts[0].cut_shape
+        self.init = parts[0].init
         self.heads = nn.ModuleList(p.head for p in parts)
         self.backbone = parts[0].backbone
         n_tails = n_heads if protocol == "ushaped" else 1
@@ -145,14 +152,14 @@ class SplitTrainer:
         if model.protocol == "ushaped":
             channel.send("tail", DOWN, features)
             returned = features.detach().requires_grad_(True)
-            loss = F.cross_entropy(model.tail_of(client)(returned), y)
+            loss = task_loss(model.tail_of(client)(returned), y)
             loss.backward()
             channel.send("tail", UP, returned.grad)
             features.backward(returned.grad)
             labels_seen = None
         else:
             channel.send("cut", UP, y)
-            loss = F.cross_entropy(model.tails[0](features), y)
+            loss = task_loss(model.tails[0](features), y)
             loss.backward()
             labels_seen = y
         grad = values_of(received).grad

@@ -1,13 +1,14 @@
 """Expand command-line choices into validated cells; every error is caught here, before anything runs."""
 from __future__ import annotations
 
+import importlib.util
 import itertools
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from bench.errors import GridError
+from bench.errors import GridError, MissingExtraError
 from bench.knobs import Knob, KnobError
 from bench.profiles import PROFILES
 from bench.registry import RegistryError
@@ -27,6 +28,8 @@ DEFAULT_VICTIM = {
     "imagenet": "resnet50",
     "har": "har-mlp",
     "hapt": "har-mlp",
+    "wikitext-2": "gpt2",
+    "wikitext-103": "gpt2",
 }
 PARTITIONS = ("iid", "dirichlet")
 
@@ -73,9 +76,10 @@ def expand(spec: GridSpec) -> list[Cell]:
         cut = spec.cut or victim.default_cut
         if cut not in victim.cuts:
             raise GridError(f"victim '{victim_name}' has no cut '{cut}' (known: {', '.join(victim.cuts)})")
+        _check_sequence_victim(victim_name, victim, spec)
         cut_shape = victim.cuts[cut]
         for defense in spec.defenses:
-            for defense_params in _defense_params(defense, spec, cut_shape):
+            for defense_params in _defense_params(defense, spec, cut_shape, per_token=victim.per_token):
                 for attack in spec.attacks:
                     for attack_params in _combinations(attack_knobs[attack], spec.knobs, f"attack '{attack}'"):
                         for lam, seed in itertools.product(spec.lambda_wccs, spec.seeds):
@@ -183,12 +187,27 @@ def _validate_scalars(spec: GridSpec) -> None:
         _get(DATASETS, dataset)
 
 
-def _defense_params(defense: str, spec: GridSpec, cut_shape: tuple[int, ...]) -> list[dict]:
+def _check_sequence_victim(name: str, victim, spec: GridSpec) -> None:
+    """A victim's optional package is installed; a per-token (language) victim runs utility cells only."""
+    if victim.requires is not None and importlib.util.find_spec(victim.requires) is None:
+        raise MissingExtraError(f"victim '{name}' needs the '{victim.requires}' package: pip install 'splitbench[text]'")
+    if not victim.per_token:
+        return
+    attacks = [a for a in spec.attacks if a != "none"]
+    if attacks:
+        raise GridError(f"attack '{attacks[0]}' does not run on victim '{name}' (language-model cells take --attack none)")
+    if any(spec.lambda_wccs) or spec.clients != 1:
+        raise GridError(f"victim '{name}' trains one client without WCC (--clients 1, --lambda-wcc 0)")
+
+
+def _defense_params(
+    defense: str, spec: GridSpec, cut_shape: tuple[int, ...], *, per_token: bool = False
+) -> list[dict]:
     """One parameter dict per combination of the knobs this defense reads, each checked at the cut."""
     combos = _combinations(_defense_knobs(defense), spec.knobs, f"defense '{defense}'")
     for params in combos:
         try:
-            build_defense(defense, cut_shape=cut_shape, seed=0, **params)
+            build_defense(defense, cut_shape=cut_shape, seed=0, per_token=per_token, **params)
         except DefenseConfigError as err:
             raise GridError(str(err)) from None
     return combos

@@ -9,7 +9,9 @@ from pathlib import Path
 
 import torch
 
-LIBRARIES = ("torch", "torchvision", "numpy", "pandas", "scikit-learn", "piq", "lpips", "splitbench")
+LIBRARIES = (
+    "torch", "torchvision", "numpy", "pandas", "scikit-learn", "piq", "lpips", "transformers", "tokenizers", "splitbench",
+)
 
 
 @functools.cache

@@ -64,8 +64,14 @@ class _Epoch:
 def build_model(cell: Cell, data: CarvedData) -> SplitModel:
     """A freshly initialised split model for the cell (seed it first for reproducibility)."""
     victim = VICTIMS.get(cell.victim)()
-    cut_shape = victim.build(cut=cell.cut, num_classes=data.num_classes, input_shape=data.input_shape).cut_shape
-    defense = build_defense(cell.defense, cut_shape=cut_shape, seed=cell.seed, **cell.defense_params())
+    if victim.per_token:  # a sequence cut is (tokens, width): no need to build a large model twice
+        victim.check_cut(cell.cut)
+        cut_shape = (data.input_shape[0], *victim.cuts[cell.cut][1:])
+    else:
+        cut_shape = victim.build(cut=cell.cut, num_classes=data.num_classes, input_shape=data.input_shape).cut_shape
+    defense = build_defense(
+        cell.defense, cut_shape=cut_shape, seed=cell.seed, per_token=victim.per_token, **cell.defense_params()
+    )
     return SplitModel(
         victim=victim,
         cut=cell.cut,
