@@ -16,7 +16,7 @@ if TYPE_CHECKING:  # pandas is imported by the commands: `bench run` on a stored
     import pandas as pd
 
 FORMATS = {"latex": "tex", "markdown": "md", "csv": "csv"}
-FIGURE_NAMES = ("4", "5", "6", "15a", "pareto")
+FIGURE_NAMES = ("4", "5", "6", "9", "15a", "pareto")
 
 
 def load_results(results: Path) -> pd.DataFrame:
@@ -125,6 +125,7 @@ def figures_command(results: Path, out: Path | None, figures: str, attack: str |
                     profile: str | None) -> None:
     """Draw the paper's figures (PNG and PDF) from stored results."""
     from bench.report import figures as F
+    from bench.report.lm_figure import fig9_perplexity_inflation
 
     chosen = _names(figures, FIGURE_NAMES, "--figure") or list(FIGURE_NAMES)
     table = _one_profile(load_results(results), profile)
@@ -142,6 +143,7 @@ def figures_command(results: Path, out: Path | None, figures: str, attack: str |
         "4": lambda: F.fig4_utility(table, out, on_skip=skip),
         "5": lambda: F.fig5_privacy_deltas(table, out, attacks=only, on_skip=skip),
         "6": lambda: F.fig6_grids(table, results, out, attacks=only, on_skip=skip),
+        "9": lambda: fig9_perplexity_inflation(table, out, on_skip=skip),
         "15a": lambda: F.fig15a_cr_sweep(table, out, attack=attack, metric=metric, on_skip=skip),
         "pareto": lambda: F.pareto_figure(table, out, attack=attack, metric=metric, on_skip=skip),
     }

@@ -34,6 +34,7 @@ VICTIM_METRICS = frozenset({
     "accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample",
     "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
     "payload_values", "payload_bytes", "realized_cr", "train_seconds", "final_train_loss",
+    "best_val_perplexity", "perplexity_inflation", "final_val_perplexity", "bytes_up_per_token", "pretrained",
 })
 STAT_COLUMNS = (
     "mean", "ci", "n", "n_runs", "n_diverged", "note", "is_raw",

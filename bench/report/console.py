@@ -14,6 +14,8 @@ KNOWN = (frozenset(Cell.factor_names()) - frozenset(ID_KNOB_SLOTS)) | {"seeds"}
 SHOWN = (
     ("accuracy", "acc", "{:.4f}"),
     ("accuracy_delta_vs_raw", "Δacc vs raw", "{:+.4f}"),
+    ("best_val_perplexity", "best ppl", "{:.2f}"),
+    ("perplexity_inflation", "ppl ×raw", "{:.3f}"),
     ("bytes_up_per_sample", "B up/sample", "{:,.0f}"),
     ("bytes_down_per_sample", "B down/sample", "{:,.0f}"),
     ("realized_cr", "CR (bytes)", "{:.2f}"),

@@ -9,13 +9,14 @@ PRIVACY_DIRECTION: dict[str, int] = {
     "ssim": -1, "psnr": -1, "masked_psnr": -1, "box_ssim": -1,
     "median_r2": -1, "recon_holdout_median_r2": -1, "reid_accuracy": -1,
 }
-UTILITY_METRICS = frozenset({"accuracy", "accuracy_delta_vs_raw"})
+UTILITY_METRICS = frozenset({"accuracy", "accuracy_delta_vs_raw", "best_val_perplexity", "perplexity_inflation"})
 
 METRIC_LABELS = {
     "accuracy": "Acc. (%)", "mse": "MSE", "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS",
     "masked_mse": "masked MSE", "masked_psnr": "masked PSNR", "box_ssim": "box SSIM", "box_lpips": "box LPIPS",
     "median_r2": "median R²", "reid_accuracy": "re-ID acc. (%)", "foreground_ratio": "fg. ratio",
-    "bytes_up_per_sample": "bytes up / sample",
+    "bytes_up_per_sample": "bytes up / sample", "best_val_perplexity": "best perplexity",
+    "perplexity_inflation": "inflation (× Raw)",
 }
 ATTACK_LABELS = {
     "none": "", "sdar": "SDAR", "fora": "FORA", "decoder": "aux. decoder", "decoder-ref": "FORA ref. decoder",
@@ -33,7 +34,8 @@ DEFENSE_LABELS = {
 DATASET_LABELS = {
     "mnist": "MNIST", "fashion-mnist": "F-MNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100",
     "gtsrb": "GTSRB", "imagenet": "ImageNet", "har": "HAR", "digits": "digits",
-    "cifar10-jpeg": "CIFAR-10 (JPEG)", "hapt": "HAPT (raw windows)",
+    "cifar10-jpeg": "CIFAR-10 (JPEG)", "hapt": "HAPT (raw windows)", "wikitext-2": "WikiText-2",
+    "wikitext-103": "WikiText-103",
 }
 FACTOR_LABELS = {
     "dataset": "Dataset", "victim": "Victim", "cut": "Cut", "defense": "Defense", "protocol": "Protocol",
@@ -44,6 +46,7 @@ FACTOR_LABELS = {
 DECIMALS = {
     "accuracy": 1, "reid_accuracy": 1, "ssim": 3, "box_ssim": 3, "lpips": 3, "box_lpips": 3, "mse": 4,
     "masked_mse": 4, "psnr": 2, "masked_psnr": 2, "median_r2": 3, "foreground_ratio": 3,
+    "best_val_perplexity": 1, "perplexity_inflation": 3,
 }
 SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0}  # shown in %
 MINUS = "\u2212"

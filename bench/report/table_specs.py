@@ -129,6 +129,15 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
         tuple(Column(a, "ssim", ABS) for a in ("decoder-z", "decoder-z-lift", "decoder-z-grad", "decoder-fused")),
     ),
     TableSpec(
+        "LM", "Language modelling: perplexity inflation over Raw (App. B-B5, Fig. 9)",
+        "Best evaluation perplexity over the run (mean ± 95% CI over seeds) and its ratio to the matched Raw "
+        "run at the same budget; the cut names the GPT-2 size.",
+        ("dataset", "cut", "defense", "cr"),
+        (Column(None, "best_val_perplexity", ABS), Column(None, "perplexity_inflation", ABS)),
+        unmapped="the paper fine-tunes pretrained GPT-2 (124M-1.5B) on WikiText-103; see results/README.md "
+                 "for what a cpu-profile run differs in.",
+    ),
+    TableSpec(
         "XX", "Full attack sweep: Δ vs. Raw",
         "Raw is absolute; other rows are the relative change vs. Raw; arrows point toward more privacy.",
         ("dataset", "cut", "protocol", "defense", "cr", "lambda_wcc"),
