@@ -1,11 +1,12 @@
 """Profiles: every size and budget of a run, so one flag scales the whole grid.
 
 ``smoke`` runs a cell in seconds (tests), ``cpu`` in minutes on a 2-core laptop (the default),
+``cpu-x4`` is ``cpu`` with 4x the victims' training (a convergence check of utility numbers),
 ``paper`` uses the published settings and is meant for GPUs and clusters.
 """
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 
 
 @dataclass(frozen=True)
@@ -107,6 +108,12 @@ PROFILES: dict[str, Profile] = {
     ),
     # The offline MNIST test split holds 10,000 images: 6k members, 2k non-members, 2k test.
     "cpu": Profile(name="cpu", members=6000, nonmembers=2000, test=2000, epochs=10, batch_size=64, text=CPU_TEXT),
+    # The cpu profile with every victim trained 4x as long (image epochs, text steps): the
+    # convergence check of a utility number (is the cost at the cpu budget still there at 4x?).
+    "cpu-x4": Profile(
+        name="cpu-x4", members=6000, nonmembers=2000, test=2000, epochs=40, batch_size=64,
+        text=replace(CPU_TEXT, steps=4 * CPU_TEXT.steps),
+    ),
     # UnSplit's released schedule (App. B-C3): 20 epochs, batch 64, Adam 1e-3.
     "paper": Profile(
         name="paper", members=None, nonmembers=None, test=None, epochs=20, batch_size=64, text=PAPER_TEXT

@@ -47,6 +47,7 @@ class Selector:
     lambda_wcc: float = 0.0
     sigma: float | None = None
     dataset: str | None = None
+    cut: str | None = None
 
     def mask(self, table: pd.DataFrame) -> pd.Series:
         m = (table["defense"] == self.defense) & (table["attack"] == self.attack)
@@ -54,12 +55,13 @@ class Selector:
         for name in ("cr", "sigma"):
             value = getattr(self, name)
             m &= table[name].isna() if value is None else (table[name] == value)
-        if self.dataset is not None:
-            m &= table["dataset"] == self.dataset
+        for name in ("dataset", "cut"):
+            if getattr(self, name) is not None:
+                m &= table[name] == getattr(self, name)
         return m
 
     def label(self) -> str:
-        parts = [self.defense] + ([f"CR {self.cr:g}"] if self.cr else []) + (
+        parts = [self.defense] + ([self.cut] if self.cut else []) + ([f"CR {self.cr:g}"] if self.cr else []) + (
             [f"λ {self.lambda_wcc:g}"] if self.lambda_wcc else []) + ([f"σ {self.sigma:g}"] if self.sigma else [])
         return " ".join(parts) + (f" / {self.attack}" if self.attack != "none" else "")
 
@@ -129,6 +131,34 @@ def _unsplit_above(defense: str, cr: float, lambda_wcc: float = 0.0) -> Claim:
 
 PROJECTION_AWARE = ("decoder-z-lift", "decoder-fused")
 
+
+def _lm(cut: str, cr: float, dataset: str) -> Selector:
+    return Selector("lightsplit-f", cr=cr, dataset=dataset, cut=cut)
+
+
+# App. B-B5 / Fig. 9 (the paper does not name the LightSplit variant; checked on LightSplit-F):
+# "perplexity inflation at CR 8/32x falls from 1.15x/1.36x on the 124M model to 1.06x/1.11x at 1.5B".
+# The cpu profile tests the two orderings on its two sizes; the paper profile tests the values.
+LM_CLAIMS: list[Claim] = [
+    *[_ordering(f"lm-inflation-lsf-rises-with-cr-{cut}", "Fig. 9",
+                f"GPT-2 {cut}: LightSplit-F's perplexity inflation is larger at CR 32 than at CR 8",
+                "perplexity_inflation", _lm(cut, 32.0, "wikitext-2"), ">", _lm(cut, 8.0, "wikitext-2"),
+                profiles=("cpu", "cpu-x4"))
+      for cut in ("cpu-s", "cpu-m")],
+    *[_ordering(f"lm-inflation-lsf-smaller-on-larger-cr{cr:g}", "Fig. 9",
+                f"GPT-2: LightSplit-F's perplexity inflation at CR {cr:g} is smaller on the larger model (cpu-m < cpu-s)",
+                "perplexity_inflation", _lm("cpu-m", cr, "wikitext-2"), "<", _lm("cpu-s", cr, "wikitext-2"),
+                profiles=("cpu", "cpu-x4")) for cr in (8.0, 32.0)],
+    *[Claim(f"lm-inflation-lsf-{cut}-cr{cr:g}", "Fig. 9",
+            f"GPT-2 {cut} on WikiText-103: LightSplit-F's perplexity inflation at CR {cr:g} is {value}x",
+            "perplexity_inflation", _lm(cut, cr, "wikitext-103"), "≈", value=value, tolerance=0.05, profiles=("paper",))
+      for cut, cr, value in (("124m", 8.0, 1.15), ("124m", 32.0, 1.36), ("1.5b", 8.0, 1.06), ("1.5b", 32.0, 1.11))],
+    *[_ordering(f"lm-inflation-lsf-smaller-at-1.5b-cr{cr:g}", "Fig. 9",
+                f"GPT-2 on WikiText-103: LightSplit-F's perplexity inflation at CR {cr:g} is smaller at 1.5B than at 124M",
+                "perplexity_inflation", _lm("1.5b", cr, "wikitext-103"), "<", _lm("124m", cr, "wikitext-103"),
+                profiles=("paper",)) for cr in (8.0, 32.0)],
+]
+
 CLAIMS: list[Claim] = [
     # Table II / XIII: LightSplit-F against the matched-budget baselines, at every CR.
     *[_ls_beats(base, "decoder-ref", cr, "Table XIII") for base in ("topk", "learned-1x1") for cr in (8.0, 16.0, 32.0)],
@@ -180,6 +210,7 @@ CLAIMS: list[Claim] = [
       for attack, metric in (("har-recon", "median_r2"), ("har-reid", "reid_accuracy"))],
     Claim("sdar-raw-l4-ssim", "Table X", "SDAR reconstructs the undefended CIFAR-10 L=4 cut at SSIM 0.83", "ssim",
           Selector("raw", "sdar", dataset="cifar10"), "≈", value=0.83, tolerance=0.05, profiles=("paper",)),
+    *LM_CLAIMS,
 ]
 
 

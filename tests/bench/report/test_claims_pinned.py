@@ -44,6 +44,8 @@ QUOTES = {
     "sdar-raw": "SDAR reaches USL level-4 SSIM $0.832$",
     "fora-lpips": r"FORA LPIPS rises by $+218\%/+213\%/+212\%$",
     "har-wcc": r"LightSplit-F cuts median per-feature $R^2$ by $26.4\%$ and subject re-identification by $55.0\%$ at $8\times$",
+    "lm": r"perplexity inflation at CR $8$/$32\times$ falls from $1.15\times$/$1.36\times$ on the $124$M model to "
+          r"$1.06\times$/$1.11\times$ at $1.5$B",
 }
 
 
@@ -63,8 +65,8 @@ class Pin:
 
 
 def S(defense: str, attack: str = "none", cr: float | None = None, lam: float = 0.0, sigma: float | None = None,
-      dataset: str | None = None) -> Selector:
-    return Selector(defense, attack, cr, lambda_wcc=lam, sigma=sigma, dataset=dataset)
+      dataset: str | None = None, cut: str | None = None) -> Selector:
+    return Selector(defense, attack, cr, lambda_wcc=lam, sigma=sigma, dataset=dataset, cut=cut)
 
 
 PINS: dict[str, Pin] = {}
@@ -147,3 +149,19 @@ def test_every_quote_is_the_papers_own_sentence():
     text = PAPER.read_text()
     assert [key for key, quote in QUOTES.items() if quote not in text] == []
     assert {pin.quote for pin in PINS.values()} == set(QUOTES)
+# Fig. 9: the cpu profile tests the orderings on its two sizes, the paper profile the values.
+for cut in ("cpu-s", "cpu-m"):
+    PINS[f"lm-inflation-lsf-rises-with-cr-{cut}"] = Pin(
+        "perplexity_inflation", S("lightsplit-f", cr=32, dataset="wikitext-2", cut=cut), ">",
+        S("lightsplit-f", cr=8, dataset="wikitext-2", cut=cut), "lm")
+for cr in (8, 32):
+    PINS[f"lm-inflation-lsf-smaller-on-larger-cr{cr}"] = Pin(
+        "perplexity_inflation", S("lightsplit-f", cr=cr, dataset="wikitext-2", cut="cpu-m"), "<",
+        S("lightsplit-f", cr=cr, dataset="wikitext-2", cut="cpu-s"), "lm")
+    PINS[f"lm-inflation-lsf-smaller-at-1.5b-cr{cr}"] = Pin(
+        "perplexity_inflation", S("lightsplit-f", cr=cr, dataset="wikitext-103", cut="1.5b"), "<",
+        S("lightsplit-f", cr=cr, dataset="wikitext-103", cut="124m"), "lm")
+for cut, cr, value in (("124m", 8, 1.15), ("124m", 32, 1.36), ("1.5b", 8, 1.06), ("1.5b", 32, 1.11)):
+    PINS[f"lm-inflation-lsf-{cut}-cr{cr}"] = Pin(
+        "perplexity_inflation", S("lightsplit-f", cr=cr, dataset="wikitext-103", cut=cut), "≈", None, "lm",
+        value=value, tolerance=0.05)
