@@ -97,7 +97,7 @@ class Defense(nn.Module):
         with torch.no_grad():
             was_training = self.training
             self.eval()
-            probe = self.encode(torch.randn(2, *self.cut_shape, generator=torch.Generator().manual_seed(0)))
+            probe = self.encode(probe_batch(self))
             self.train(was_training)
         payload_bytes = nbytes(wire_tensors(probe)) / 2
         return {
@@ -140,6 +140,13 @@ class PayloadTransform(nn.Module):
 
     def forward(self, payload: Payload) -> Payload:  # pragma: no cover - interface
         raise NotImplementedError
+
+
+def probe_batch(module: nn.Module) -> Tensor:
+    """Two seeded Gaussian cut activations on the device of ``module``'s tensors (the CPU if it has none)."""
+    tensors = [*module.parameters(), *module.buffers()]
+    probe = torch.randn(2, *module.cut_shape, generator=torch.Generator().manual_seed(0))
+    return probe.to(tensors[0].device) if tensors else probe
 
 
 def payload_zero(payload: Payload) -> Tensor:

@@ -4,7 +4,7 @@ from __future__ import annotations
 import torch
 from torch import Tensor, nn
 
-from defenses.base import Defense
+from defenses.base import Defense, probe_batch
 from defenses.payload import Payload, nbytes, values_of, wire_tensors
 
 
@@ -72,7 +72,7 @@ class PerTokenDefense(Defense):
         with torch.no_grad():
             was_training = self.training
             self.eval()
-            probe = self.encode(torch.randn(2, *self.cut_shape, generator=torch.Generator().manual_seed(0)))
+            probe = self.encode(probe_batch(self))
             self.train(was_training)
         payload_bytes = nbytes(wire_tensors(probe)) / 2
         token_values = values_of(probe)[0].numel()

@@ -2,7 +2,8 @@
 
 One client trains for the profile's :class:`~bench.profiles.TextBudget` steps on shuffled blocks of
 the training text, through the same split engine as every other victim (the payload crosses the
-channel per token, each party steps its own optimizer). Every ``eval_every`` steps, and after the
+channel per token, each party steps its own optimizer), on the first CUDA device where there is one
+(the paper's sizes need it; the ``train_seconds`` note names the device), else on the CPU. Every ``eval_every`` steps, and after the
 last, perplexity is measured on the evaluation blocks; the cell's result is the best of these.
 
 Paper: LightSplit (arXiv:2605.13265), App. B-B5 ("the best validation perplexity as an inflation
@@ -28,15 +29,21 @@ from bench.run.training import batches, build_model, calibrate, seed_everything
 CALIBRATION_BLOCKS = 64  # blocks whose per-token payload norms fix a DP clip (16k tokens at 256)
 
 
+def training_device() -> torch.device:
+    """The first CUDA device where one is present (the paper profile's sizes need it), else the CPU."""
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
+
+
 @torch.no_grad()
-def perplexity(model: SplitModel, x: Tensor, y: Tensor, *, batch_size: int) -> float:
-    """``exp`` of the mean next-token negative log-likelihood over every target token of ``(x, y)``."""
+def perplexity(model: SplitModel, x: Tensor, y: Tensor, *, batch_size: int, device: torch.device | None = None) -> float:
+    """``exp`` of the mean next-token negative log-likelihood over every target token of ``(x, y)``
+    (batches moved to ``device``, default the CPU)."""
     was_training = model.training
     model.eval()
     total, count = 0.0, 0
     for start in range(0, len(x), batch_size):
-        logits = model(x[start : start + batch_size])
-        target = y[start : start + batch_size]
+        logits = model(x[start : start + batch_size].to(device))
+        target = y[start : start + batch_size].to(device)
         total += float(F.cross_entropy(logits.flatten(0, -2), target.flatten(), reduction="sum"))
         count += target.numel()
     model.train(was_training)
@@ -63,8 +70,9 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
     if cell.lambda_wcc:
         raise ValueError("WCC needs class labels; language-model cells run with lambda_wcc 0")
     seed_everything(cell.seed)
-    model = build_model(cell, data)
-    calibrate(model, data.members.x[:CALIBRATION_BLOCKS], batch_size=budget.batch_size)
+    device = training_device()
+    model = build_model(cell, data).to(device)
+    calibrate(model, data.members.x[:CALIBRATION_BLOCKS].to(device), batch_size=budget.batch_size)
     trainer = SplitTrainer(model=model, lr=budget.lr)
     stream = _endless(
         data.members.x, data.members.y, batch_size=budget.batch_size, generator=torch.Generator().manual_seed(cell.seed)
@@ -74,10 +82,10 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
     for step in range(1, budget.steps + 1):
         x, y = next(stream)
         started = time.perf_counter()
-        loss = trainer.step(0, x, y)
+        loss = trainer.step(0, x.to(device), y.to(device))
         train_seconds += time.perf_counter() - started
         if step % budget.eval_every == 0 or step == budget.steps:
-            curve.append((step, perplexity(model, data.test.x, data.test.y, batch_size=budget.batch_size)))
+            curve.append((step, perplexity(model, data.test.x, data.test.y, batch_size=budget.batch_size, device=device)))
     best_step, best = min(curve, key=lambda point: point[1])
     channel, tokens = trainer.channel, data.input_shape[0]
     passes = budget.steps * budget.batch_size / len(data.members)
@@ -105,5 +113,6 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
     notes = {
         "best_val_perplexity": "evaluation perplexity by step: " + ", ".join(f"{s}:{p:.2f}" for s, p in curve),
         "pretrained": model.init,
+        "train_seconds": f"on {device}" + (f" ({torch.cuda.get_device_name(device)})" if device.type == "cuda" else ""),
     }
     return metrics, notes
