@@ -1,11 +1,10 @@
 """A defense applied to each token of a sequence cut on its own (the GPT-2 payloads)."""
 from __future__ import annotations
 
-import torch
 from torch import Tensor, nn
 
-from defenses.base import Defense, probe_batch
-from defenses.payload import Payload, nbytes, values_of, wire_tensors
+from defenses.base import Defense
+from defenses.payload import Payload
 
 
 class PerTokenDefense(Defense):
@@ -68,17 +67,8 @@ class PerTokenDefense(Defense):
         return self.inner.server_parameters()
 
     def describe(self) -> dict[str, float]:
-        """Per sequence, as for images (values, wire bytes, realised CR), and the values per token."""
-        with torch.no_grad():
-            was_training = self.training
-            self.eval()
-            probe = self.encode(probe_batch(self))
-            self.train(was_training)
-        payload_bytes = nbytes(wire_tensors(probe)) / 2
-        token_values = values_of(probe)[0].numel()
-        return {
-            "payload_values": token_values * self.tokens,
-            "payload_values_per_token": token_values,
-            "payload_bytes": payload_bytes,
-            "realized_cr": 4 * self.d / payload_bytes,
-        }
+        """Per sequence, as for images (values, wire bytes, realised CR), and the values per token
+        (the base measurement's first payload row is one token's)."""
+        described = super().describe()
+        per_token = described["payload_values"]
+        return {**described, "payload_values": per_token * self.tokens, "payload_values_per_token": per_token}
