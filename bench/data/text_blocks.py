@@ -22,7 +22,6 @@ from bench.errors import MissingExtraError
 from bench.profiles import Profile, TextBudget
 
 GPT2_TOKENIZER = DatasetLayout(("gpt2-tokenizer", "gpt2", "."), ("vocab.json", "merges.txt"))
-GPT2_VOCAB = 50_257
 
 
 def _tokenizers():

@@ -54,21 +54,14 @@ class TextCorpus:
 
 
 def _layout(name: str) -> DatasetLayout:
-    return LAYOUTS.register(name)(DatasetLayout((name, f"{name}-raw", "."), ("*valid*",)))
+    # "*valid.t*" matches both names of the validation file (wiki.valid.tokens, valid.txt).
+    return LAYOUTS.register(name)(DatasetLayout((name, f"{name}-raw", "."), ("*valid.t*",)))
 
 
 def _split_file(folder: Path, split: str) -> Path | None:
     for filename in SPLIT_FILES[split]:
         if (folder / filename).is_file():
             return folder / filename
-    return None
-
-
-def _find_folder(layout: DatasetLayout, root: Path) -> Path | None:
-    for candidate in layout.candidates:
-        folder = root / candidate
-        if folder.is_dir() and _split_file(folder, "valid") is not None:
-            return folder
     return None
 
 
@@ -87,7 +80,7 @@ def _loader(name: str):
             MissingDataError: when neither a train and valid pair nor a valid and test pair is there.
         """
         root = Path(root)
-        folder = _find_folder(layout, root)
+        folder = layout.find(root)
         files = {split: _split_file(folder, split) for split in SPLIT_FILES} if folder else {}
         if files.get("train") and files.get("valid"):
             train, held_out, note = files["train"], files["valid"], "train file present"

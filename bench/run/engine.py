@@ -27,10 +27,10 @@ PROTOCOLS = ("ushaped", "vanilla")
 HEAD_OWNERSHIP = ("sch", "pch")
 
 
-def task_loss(logits: Tensor, y: Tensor) -> Tensor:
+def task_loss(logits: Tensor, y: Tensor, *, reduction: str = "mean") -> Tensor:
     """Cross-entropy of class logits ``(B, C)`` against ``(B,)``, or of next-token logits ``(B, T, V)``
-    against ``(B, T)`` (the mean over every token)."""
-    return F.cross_entropy(logits.flatten(0, -2), y.flatten())
+    against ``(B, T)`` (every token counts once), reduced as ``F.cross_entropy`` does."""
+    return F.cross_entropy(logits.flatten(0, -2), y.flatten(), reduction=reduction)
 
 
 class SplitModel(nn.Module):

@@ -17,13 +17,12 @@ from collections.abc import Iterator
 
 import torch
 from torch import Tensor
-from torch.nn import functional as F
 
 from bench.data.splits import CarvedData
 from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
-from bench.run.engine import SplitModel, SplitTrainer
+from bench.run.engine import SplitModel, SplitTrainer, task_loss
 from bench.run.training import batches, build_model, calibrate, seed_everything
 
 CALIBRATION_BLOCKS = 64  # blocks whose per-token payload norms fix a DP clip (16k tokens at 256)
@@ -44,7 +43,7 @@ def perplexity(model: SplitModel, x: Tensor, y: Tensor, *, batch_size: int, devi
     for start in range(0, len(x), batch_size):
         logits = model(x[start : start + batch_size].to(device))
         target = y[start : start + batch_size].to(device)
-        total += float(F.cross_entropy(logits.flatten(0, -2), target.flatten(), reduction="sum"))
+        total += float(task_loss(logits, target, reduction="sum"))
         count += target.numel()
     model.train(was_training)
     return math.exp(total / count)
