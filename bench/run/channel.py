@@ -30,6 +30,15 @@ class Channel:
     def per_sample(self, link: str, direction: str) -> float:
         return self.bytes[(link, direction)] / max(self.samples, 1)
 
+    def wire_metrics(self) -> dict[str, float]:
+        """Bytes per sample on both links and in both directions, named as the result rows name them."""
+        return {
+            "bytes_up_per_sample": self.per_sample("cut", UP),
+            "bytes_down_per_sample": self.per_sample("cut", DOWN),
+            "tail_bytes_up_per_sample": self.per_sample("tail", UP),
+            "tail_bytes_down_per_sample": self.per_sample("tail", DOWN),
+        }
+
     def reset(self) -> None:
         self.bytes.clear()
         self.samples = 0

@@ -137,12 +137,9 @@ def train_victim(
     metrics = {
         "accuracy": accuracy(model, data.test.x, data.test.y, batch_size=profile.eval_batch_size),
         "final_train_loss": loss,
-        "bytes_up_per_sample": channel.per_sample("cut", UP),
-        "bytes_down_per_sample": channel.per_sample("cut", DOWN),
+        **channel.wire_metrics(),
         "bytes_up_per_epoch": channel.bytes[("cut", UP)] / epochs,
         "bytes_down_per_epoch": channel.bytes[("cut", DOWN)] / epochs,
-        "tail_bytes_up_per_sample": channel.per_sample("tail", UP),
-        "tail_bytes_down_per_sample": channel.per_sample("tail", DOWN),
         "train_seconds": train_seconds,
         **{k: float(v) for k, v in model.defense.describe().items()},
         **model.defense.accounting(epochs=epochs),
