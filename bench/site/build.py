@@ -30,7 +30,6 @@ from bench.site.catalog import attack_info, defense_info
 from bench.site.entries import build_entries, slug
 from bench.site.pages import (
     ATTACK_COLUMNS,
-    COLUMNS,
     GridGroup,
     attack_href,
     attack_rows,
@@ -144,7 +143,7 @@ def _write(site: Path, *, entries: list[dict], table: pd.DataFrame, sources: dic
         grids = _grid_groups([e for e in entries if e["defense"]["name"] == name], site=site, sources=sources, raw_of=raw_of,
                             defaults=defaults)
         render("defense.html.j2", site / defense_href(name), root="../", title=f"Defense: {info.label}", info=info,
-               boards=mine, columns=COLUMNS, pareto=pareto, grids=grids)
+               boards=mine, pareto=pareto, grids=grids)
     attack_links = []
     for name in attacks:
         info = attack_infos[name]
@@ -157,7 +156,7 @@ def _write(site: Path, *, entries: list[dict], table: pd.DataFrame, sources: dic
                budgets=[f"×{b:g}" for b in budgets], convergence=plot.relative_to(site).as_posix() if plot else None,
                tolerance_text=tolerance, columns=ATTACK_COLUMNS, rows=attack_rows(entries, name, defaults=info.defaults))
     render("index.html.j2", site / "index.html", root="", title="Split-learning cut-layer privacy leaderboard",
-           boards=all_boards, columns=COLUMNS, defenses=defense_links, attacks=attack_links,
+           boards=all_boards, defenses=defense_links, attacks=attack_links,
            sources=sorted(set(sources.values())), n_entries=len(entries))
 
 

@@ -100,7 +100,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
                      if a["convergence"] and not a["convergence"]["converged"] and a["convergence"]["budget"] >= 1.0]
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
     knob_slug = "-".join(f"{k}{knob_text(v)}" for k, v in sorted(knobs.items()) if not (k == "lambda_wcc" and v == 0))
-    return {
+    entry = {
         "schema_version": SCHEMA_VERSION,
         "entry_id": slug("-".join(p for p in (config["dataset"], config["profile"], config["defense"], knob_slug, digest) if p)),
         "profile": config["profile"], "dataset": config["dataset"], "victim": config["victim"], "cut": config["cut"],
@@ -118,6 +118,9 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_converged": not_converged,
                   "flagged": bool(failed or diverged or not_converged)},
     }
+    if "best_val_perplexity" in victim:  # a language model: its utility is perplexity, not accuracy
+        entry["perplexity"] = {"best": stat(victim["best_val_perplexity"]), "inflation": stat(victim.get("perplexity_inflation"))}
+    return entry
 
 
 def defense_row_label(defense: str, knobs: Mapping[str, object]) -> str:

@@ -43,12 +43,19 @@ class Board:
     def metric_text(self) -> str:
         return metric_label(self.metric) if self.metric else "no attack metric"
 
+    @property
+    def columns(self) -> tuple[tuple[str, str, str], ...]:
+        """:data:`COLUMNS`, with perplexity in accuracy's place on a language-model board."""
+        return LM_COLUMNS if any("perplexity" in e for e in self.entries) else COLUMNS
+
 
 COLUMNS = (("rank", "Rank in CR", "num"), ("defense", "Defense", "text"), ("cr", "CR", "num"),
            ("accuracy", "Accuracy (%)", "num"), ("bytes_up", "Bytes up / sample", "num"),
            ("bytes_down", "Bytes down / sample", "num"), ("worst", "Worst case", "num"),
            ("worst_attack", "Worst attack", "text"), ("floor", "Floor (prior)", "num"), ("seeds", "Seeds", "num"),
            ("flags", "Flags", "num"), ("entry", "Entry", "text"))
+LM_COLUMNS = tuple(("perplexity", "Perplexity (× raw)", "num") if key == "accuracy" else (key, header, kind)
+                   for key, header, kind in COLUMNS)
 
 
 def defense_href(name: str) -> str:
@@ -65,6 +72,15 @@ def stat_text(stat: dict | None, metric: str) -> str:
         return DASH
     text = number(stat["mean"], metric)
     return text + (f" ± {number(stat['ci95'], metric)}" if stat["ci95"] is not None else "")
+
+
+def perplexity_cell(perplexity: dict | None) -> Cell:
+    """``best ± ci (×inflation)``, sorted by the best perplexity (``—`` for an entry without one)."""
+    if not perplexity or perplexity["best"]["mean"] is None:
+        return Cell(DASH)
+    best, inflation = perplexity["best"], perplexity["inflation"]["mean"]
+    text = f"{best['mean']:.1f}" + (f" ± {best['ci95']:.1f}" if best["ci95"] is not None else "")
+    return Cell(text + (f" (×{inflation:.3f})" if inflation is not None else ""), best["mean"])
 
 
 def bytes_cell(stat: dict) -> Cell:
@@ -145,6 +161,7 @@ def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str
         "defense": Cell(entry["defense"]["label"], entry["defense"]["label"], href=defense_href(entry["defense"]["name"])),
         "cr": Cell(f"{cr:g}×" if cr is not None else "none", cr if cr is not None else 1.0),
         "accuracy": Cell(stat_text(accuracy, "accuracy"), accuracy["mean"]),
+        "perplexity": perplexity_cell(entry.get("perplexity")),
         "bytes_up": bytes_cell(entry["bytes_per_sample"]["up"]),
         "bytes_down": bytes_cell(entry["bytes_per_sample"]["down"]),
         "worst": worst_cell, "worst_attack": attack_cell, "floor": floor_cell,

@@ -20,7 +20,7 @@ from bench.report.worst_case import HAR_PREFIX, worst_case
 from bench.run.table import ATTACK_KNOB_PREFIX
 from bench.site.values import key_of, numeric_factors
 
-VICTIM_STATS = ("accuracy", "bytes_up_per_sample", "bytes_down_per_sample")
+VICTIM_STATS = ("accuracy", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity", "perplexity_inflation")
 
 
 def is_probe(attack: object) -> bool:

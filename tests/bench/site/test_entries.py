@@ -19,6 +19,7 @@ from bench.site.schema import SCHEMA_VERSION, entry_schema, schema_problems
 
 REPO = Path(__file__).resolve().parents[3]
 HAPT = REPO / "results" / "issue13-hapt"
+WIKITEXT = REPO / "results" / "issue15-wikitext2"
 
 
 def entries_of(*folders: Path) -> list[dict]:
@@ -156,3 +157,26 @@ def test_committed_har_results_rank_by_the_probes():
     raw = next(e for e in entries if e["defense"]["name"] == "raw")
     assert {a["headline_metric"] for a in raw["attacks"]} == {"median_r2", "reid_accuracy"}
     assert len(raw["records"]) == 6 and raw["accuracy"]["n"] == 3
+
+
+def test_committed_language_model_entries_carry_perplexity_and_its_inflation():
+    import pandas as pd
+
+    entries = entries_of(WIKITEXT)
+    table = pd.read_parquet(WIKITEXT / "results.parquet")
+    for entry in entries:
+        assert schema_problems(entry) == []
+        assert entry["accuracy"]["mean"] is None  # a language model has no accuracy
+        rows = table[(table["defense"] == entry["defense"]["name"]) & (table["cut"] == entry["cut"])
+                     & (table["cr"].fillna(0) == (entry["defense"]["knobs"].get("cr") or 0))]
+        best = rows[rows["metric"] == "best_val_perplexity"]["value"]
+        inflation = rows[rows["metric"] == "perplexity_inflation"]["value"]
+        assert entry["perplexity"]["best"]["mean"] == pytest.approx(best.mean())
+        assert entry["perplexity"]["inflation"]["mean"] == pytest.approx(inflation.mean())
+        assert entry["perplexity"]["best"]["n"] == len(best) == len(entry["seeds"])
+        if entry["defense"]["name"] == "raw":
+            assert entry["perplexity"]["inflation"]["mean"] == pytest.approx(1.0)
+
+
+def test_image_entries_have_no_perplexity(smoke_entries):
+    assert all("perplexity" not in e for e in smoke_entries)

@@ -79,7 +79,22 @@ def test_the_index_ranks_by_worst_case_within_each_cr(site):
     assert rows == ["Raw", "LightSplit-F (CR 8×)"]  # uncompressed first, then CR 8
     for entry in (site / "entries").glob("*.json"):
         assert f'href="entries/{entry.name}"' in index
-    assert re.findall(r'<th data-key="(\w+)" data-type="(num|text)">', index)[:3] == [("rank", "num"), ("defense", "text"), ("cr", "num")]
+    headers = re.findall(r'<th data-key="(\w+)" data-type="(num|text)">', index)
+    assert headers[:4] == [("rank", "num"), ("defense", "text"), ("cr", "num"), ("accuracy", "num")]
+    assert "perplexity" not in index  # an image board keeps its accuracy column
+
+
+def test_a_language_model_board_shows_perplexity_in_accuracys_place(capsys, tmp_path):
+    out = tmp_path / "site"
+    code, _, err = run_cli(capsys, ["site", "--results", str(REPO / "results" / "issue15-wikitext2"), "--out", str(out)])
+    assert code == 0, err
+    index = (out / "index.html").read_text()
+    headers = [key for key, _ in re.findall(r'<th data-key="(\w+)" data-type="(num|text)">', index)]
+    assert "perplexity" in headers and "accuracy" not in headers
+    raw = json.loads(next((out / "entries").glob("wikitext-2-cpu-raw-*.json")).read_text())
+    best = raw["perplexity"]["best"]
+    shown = f'{best["mean"]:.1f} ± {best["ci95"]:.1f} (×1.000)'
+    assert f'data-sort="{best["mean"]!r}">{shown}' in index
 
 
 def test_a_defense_page_shows_its_description_rows_plot_and_grids_beside_raws(site):
