@@ -25,6 +25,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 from torch import Tensor, nn
 
 from attacks.view import AttackerView, Capability, StepView
+from bench.attack_knobs import BUDGET
 from bench.knobs import Knob
 from bench.registry import Registry
 
@@ -50,12 +51,6 @@ class Scoring(str, Enum):
 
 class MissingCapabilityError(ValueError):
     """The view lacks something the attack requires."""
-
-
-BUDGET = Knob(
-    "budget", float, default=1.0, minimum=0.0, exclusive_minimum=True, maximum=1000.0,
-    help="multiplier on every iteration and epoch count of the attack (1 = the profile's budget)",
-)
 
 
 @dataclass

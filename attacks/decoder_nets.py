@@ -8,8 +8,8 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
-from attacks.base import BUDGET, PassiveAttack
-from bench.knobs import Knob
+from attacks.base import PassiveAttack
+from bench.attack_knobs import BUDGET, PRECISION
 
 
 class ConvImageDecoder(nn.Module):
@@ -101,10 +101,6 @@ DECODER_BUDGETS = {
     "cpu": DecoderBudget(epochs=40, width=64),  # a cap: held-out stopping ends most fits earlier
     "paper": DecoderBudget(epochs=100, width=256),
 }
-
-
-PRECISION = Knob("precision", str, default="float32", choices=("float32", "bfloat16"),
-                 help="the decoder's forward and backward under bfloat16 autocast (weights and Adam stay float32)")
 
 
 def autocast(precision: str):

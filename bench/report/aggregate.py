@@ -23,6 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
+from bench.attack_knobs import SHARED_ATTACK_KNOBS
 from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 if TYPE_CHECKING:
@@ -68,6 +69,37 @@ def select_profile(table: pd.DataFrame, profile: str | None = None) -> pd.DataFr
 def config_fields(table: pd.DataFrame) -> list[str]:
     """The columns that make a configuration: every factor of a tidy (or aggregated) table but ``seed``."""
     return [c for c in factor_columns(table) if c != "seed" and c not in STAT_COLUMNS]
+
+
+def at_default_settings(table: pd.DataFrame) -> pd.DataFrame:
+    """The rows of victims and of attacks run at the default of every shared attack knob.
+
+    An attack cell is kept when each of its ``attack_budget`` and ``attack_precision`` columns
+    (:data:`bench.attack_knobs.SHARED_ATTACK_KNOBS`) is unset or at the knob's default (budget 1,
+    float32). Cells at other values study the attack (a convergence check at 4× the budget, a bfloat16
+    run); a table's attack column, a claim or a leaderboard column shows one attacker per
+    configuration, so they are left out there (the worst case still reads them). An attack's own
+    knobs are factors like any other and are not filtered.
+    """
+    keep = (table["attack"] == "none") if "attack" in table else pd.Series(True, index=table.index)
+    at_default = pd.Series(True, index=table.index)
+    for knob in SHARED_ATTACK_KNOBS:
+        column = ATTACK_KNOB_PREFIX + knob.name
+        if column in table:
+            at_default &= table[column].isna() | table[column].map(_same_value(knob.default))
+    return table[keep | at_default]
+
+
+def _same_value(default: object):
+    def same(value: object) -> bool:
+        if isinstance(default, (int, float)) and not isinstance(default, bool):
+            try:
+                return math.isclose(float(value), float(default))
+            except (TypeError, ValueError):
+                return False
+        return str(value) == str(default)
+
+    return same
 
 
 def victim_fields(table: pd.DataFrame) -> list[str]:

@@ -26,7 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import pandas as pd
 
-from bench.report.aggregate import diverged_cells, not_learned_cells, t_halfwidth, victim_view
+from bench.report.aggregate import at_default_settings, diverged_cells, not_learned_cells, t_halfwidth, victim_view
 from bench.report.floor import FLOOR_KEYS, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.table_specs import UNSPLIT_HEADLINE
@@ -217,7 +217,7 @@ CLAIMS: list[Claim] = [
 def _values(table: pd.DataFrame, selector: Selector, metric: str) -> pd.DataFrame:
     """The finite values of ``metric`` for ``selector``, leaving out diverged runs and those whose victim
     did not learn (rows of the table)."""
-    rows = table[selector.mask(table) & (table["status"] == "ok")]
+    rows = at_default_settings(table[selector.mask(table) & (table["status"] == "ok")])
     left_out = diverged_cells(rows) | not_learned_cells(rows)
     values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(left_out)]
     return values[values["value"].notna()]

@@ -21,7 +21,16 @@ import pandas as pd  # noqa: E402
 import seaborn as sns  # noqa: E402
 from matplotlib.ticker import NullFormatter  # noqa: E402
 
-from bench.report.aggregate import aggregate, config_fields, ok_rows, pareto_mask, select_profile, victim_fields, victim_view  # noqa: E402
+from bench.report.aggregate import (  # noqa: E402
+    aggregate,
+    at_default_settings,
+    config_fields,
+    ok_rows,
+    pareto_mask,
+    select_profile,
+    victim_fields,
+    victim_view,
+)
 from bench.report.labels import (  # noqa: E402
     ATTACK_LABELS,
     PRIVACY_DIRECTION,
@@ -130,7 +139,7 @@ def fig5_privacy_deltas(table: pd.DataFrame, out_dir: Path, *, attacks: list[str
     several).
     """
     table = select_profile(table, profile)
-    agg = aggregate(table[table["attack"] != "none"], metrics=list(metrics))
+    agg = aggregate(at_default_settings(table[table["attack"] != "none"]), metrics=list(metrics))
     # Fig. 5 plots over CR: a defense without a CR (Raw+DP) has no point on that axis.
     agg = agg[(agg["n_pairs"] > 0) & ~agg["is_raw"] & agg["cr"].notna()]
     chosen = attacks or sorted(agg["attack"].unique())
@@ -229,7 +238,7 @@ def fig15a_cr_sweep(table: pd.DataFrame, out_dir: Path, *, attack: str | None = 
         on_skip("fig 15a skipped: no stored accuracy of a compressed cell")
         return []
     chosen = pick_attack(table, metric, attack)
-    privacy = aggregate(table[table["attack"] == chosen], metrics=[metric]) if chosen else pd.DataFrame()
+    privacy = aggregate(at_default_settings(table[table["attack"] == chosen]), metrics=[metric]) if chosen else pd.DataFrame()
     if chosen is None:
         on_skip(f"fig 15a: no finite {metric} of {'attack ' + repr(attack) if attack else 'any attack'}; accuracy only")
     panels = _panels(utility)
@@ -274,7 +283,7 @@ def draw_pareto(table: pd.DataFrame, *, attack: str | None = None, metric: str =
     points = points.dropna(subset=["accuracy", "bytes_up_per_sample"])
     chosen = pick_attack(table, metric, attack)
     if chosen:
-        privacy = aggregate(table[table["attack"] == chosen], metrics=[metric])
+        privacy = aggregate(at_default_settings(table[table["attack"] == chosen]), metrics=[metric])
         points = points.merge(privacy[cols + ["mean"]].rename(columns={"mean": metric}), on=cols, how="left")
     else:
         on_skip(f"pareto figure: no finite {metric} of {'attack ' + repr(attack) if attack else 'any attack'}; accuracy and bytes only")

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from bench.report.aggregate import victim_fields
+from bench.report.aggregate import at_default_settings, victim_fields
 from bench.report.labels import privacy_direction
 from bench.report.worst_case import is_image_attack, pick_worst
 from bench.run.cell import Cell
@@ -33,7 +33,7 @@ def leaderboard(table: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRI
     knob of its own gets one row per value, named ``defense (knob=v)``."""
     ok = table[table["status"] == "ok"]
     wanted = [metric, "accuracy", "bytes_up_per_sample"]
-    rows = ok[(ok["attack"] == attack) & ok["metric"].isin(wanted)]
+    rows = at_default_settings(ok[(ok["attack"] == attack) & ok["metric"].isin(wanted)])
     columns = ["cr", "rank", "defense", metric, WORST, WORST_ATTACK, "accuracy", "bytes_up_per_sample", "seeds"]
     if rows.empty:
         return pd.DataFrame(columns=columns)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from bench.report.aggregate import aggregate, ok_rows, select_profile, victim_fields, victim_view
+from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
 from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
 from bench.report.labels import (
     ATTACK_LABELS,
@@ -154,7 +154,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         parts.append(aggregate(victim_view(table), metrics=metrics).assign(attack=None))
     if worst_metrics := {c.metric for c in spec.columns if c.attack == WORST}:
         parts.append(worst_case(table, worst_metrics).rename(columns={"attack": VIA}).assign(attack=WORST))
-    parts.append(aggregate(table[table["attack"].isin(attacks)], metrics=metrics))
+    parts.append(aggregate(at_default_settings(table[table["attack"].isin(attacks)]), metrics=metrics))
     agg = _keep(pd.concat([p for p in parts if not p.empty] or [parts[-1]], ignore_index=True), spec.filters)
     present, missing = [], []
     for col in spec.columns:

@@ -123,3 +123,51 @@ def test_a_victim_that_did_not_learn_is_flagged_only_where_its_chance_rate_is_st
     flagged = not_learned_cells(table({0: 0.112, 1: 0.12, 2: 0.75}))
     assert len(flagged) == 1
     assert not_learned_cells(table({0: 0.1}, chance=False)) == set()
+
+
+def with_budget_study() -> pd.DataFrame:
+    """The synthetic table plus seed-0 decoder-ref cells at 4× the budget (raw 0.99, LS-F CR 8 0.11)."""
+    import dataclasses
+
+    from bench.run.derived import add_derived_metrics
+    from bench.run.store import OK, CellRecord, records_to_table
+
+    records = synthetic.records()
+    for key, ssim in (("raw", 0.99), ("ls8", 0.11)):
+        study = dataclasses.replace(synthetic.cell(key, 0, "decoder-ref"), attack_knobs={"budget": 4.0})
+        records.append(CellRecord(study, OK, metrics={"accuracy": synthetic.ACCURACY[key][0], "ssim": ssim, "diverged": 0.0}))
+    table = add_derived_metrics(records_to_table(records))
+    # bench run names the default budget in every attack cell: the ×1 cells carry 1.0, as stored ones do
+    table.loc[(table["attack"] != "none") & table["attack_budget"].isna(), "attack_budget"] = 1.0
+    return table
+
+
+def test_at_default_settings_leaves_out_exactly_the_cells_at_other_attack_settings():
+    from bench.report.aggregate import at_default_settings
+
+    table = with_budget_study()
+    kept = at_default_settings(table)
+    study = table["attack_budget"].astype(float) == 4.0
+    assert study.sum() > 0 and len(kept) == len(table) - study.sum()
+    assert set(kept["cell_id"]) == set(table.loc[~study, "cell_id"])
+    assert (kept["attack"] == "none").sum() == (table["attack"] == "none").sum()  # victims untouched
+
+
+def test_a_table_column_shows_the_default_budget_and_the_worst_case_still_reads_the_study():
+    from bench.report.tables import TABLES, build_table
+
+    built = build_table(with_budget_study(), TABLES["II"])
+    numbers = built.numbers
+    ref = numbers[(numbers["attack"] == "decoder-ref") & (numbers["metric"] == "ssim")]
+    raw = ref[ref["cr"].isna()]
+    assert raw["mean"].item() == pytest.approx(np.mean(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"]))
+    assert raw["n"].item() == 3
+    worst = numbers[(numbers["attack"] == "worst-case") & numbers["cr"].isna()]
+    assert worst["mean"].item() == pytest.approx(0.99)  # the study's one seed leaks more: the worst case shows it
+
+
+def test_claims_compare_the_default_budget_only():
+    from bench.report.claims import Selector, _values
+
+    values = _values(with_budget_study(), Selector("raw", "decoder-ref"), "ssim")
+    assert sorted(values["value"]) == pytest.approx(sorted(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"]))
