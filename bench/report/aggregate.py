@@ -86,20 +86,11 @@ def at_default_settings(table: pd.DataFrame) -> pd.DataFrame:
     for knob in SHARED_ATTACK_KNOBS:
         column = ATTACK_KNOB_PREFIX + knob.name
         if column in table:
-            at_default &= table[column].isna() | table[column].map(_same_value(knob.default))
+            values = table[column]
+            same = values.astype(str) == knob.default if knob.type is str else \
+                pd.to_numeric(values, errors="coerce") == knob.default
+            at_default &= values.isna() | same
     return table[keep | at_default]
-
-
-def _same_value(default: object):
-    def same(value: object) -> bool:
-        if isinstance(default, (int, float)) and not isinstance(default, bool):
-            try:
-                return math.isclose(float(value), float(default))
-            except (TypeError, ValueError):
-                return False
-        return str(value) == str(default)
-
-    return same
 
 
 def victim_fields(table: pd.DataFrame) -> list[str]:

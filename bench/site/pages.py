@@ -79,8 +79,10 @@ def perplexity_cell(perplexity: dict | None) -> Cell:
     if not perplexity or perplexity["best"]["mean"] is None:
         return Cell(DASH)
     best, inflation = perplexity["best"], perplexity["inflation"]["mean"]
-    text = f"{best['mean']:.1f}" + (f" ± {best['ci95']:.1f}" if best["ci95"] is not None else "")
-    return Cell(text + (f" (×{inflation:.3f})" if inflation is not None else ""), best["mean"])
+    text = stat_text(best, "best_val_perplexity")
+    if inflation is not None:
+        text += f" (×{number(inflation, 'perplexity_inflation')})"
+    return Cell(text, best["mean"])
 
 
 def bytes_cell(stat: dict) -> Cell:
