@@ -11,6 +11,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
+from attacks.sdar_diagnostics import simulator_gap
 from attacks.sdar_nets import (
     MapDiscriminator,
     SDARDecoder,
@@ -150,6 +151,8 @@ class SDAR(CotrainAttack):
     randomness from its own generator and seeds (inside its own forked RNG).
 
     Diverged: :func:`sdar_diverged` over the per-step e_dis losses and simulated-tail accuracies.
+    Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
+    how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 
     Deviations from the released code (zhxchd/SDAR_SplitNN, ``src/sdar/sdar.py``):
 
@@ -352,5 +355,9 @@ class SDAR(CotrainAttack):
             notes["sdar_client_label_acc"] = "U-shaped SL: the server sees no client labels"
         diverged = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
         recon = torch.nan_to_num(torch.cat(parts), nan=0.0).clamp(0.0, 1.0)
+        simulate = lambda x: self.view.cut_map(self.nets["e"](x))  # noqa: E731
+        scores.update(simulator_gap(simulate=simulate, target_maps=maps, reconstructions=recon, aux_inputs=self.aux_x))
+        notes["sdar_payload_mmd"] = ("MK-MMD of the targets' cut maps against the simulator's (aux inputs); _floor: "
+                                     "the targets' two halves; sdar_image_mmd: reconstructions against aux inputs")
         return AttackOutput(reconstructions=recon, scores=scores, notes=notes, diverged=diverged)
 

@@ -111,7 +111,8 @@ def test_frozen_restores_mixed_flags():
 def test_end_to_end_attack_cell(digits, tmp_path, defense, params, protocol):
     cell = make_cell(defense, protocol=protocol, **params)
     metrics, notes = run_attack_cell(cell, data=digits, profile=PROFILE, cache_dir=None, artifacts_dir=tmp_path)
-    for key in ("ssim", "mse", "masked_mse", "accuracy", "sdar_e_dis_loss", "sdar_label_acc", "sdar_step_ms"):
+    for key in ("ssim", "mse", "masked_mse", "accuracy", "sdar_e_dis_loss", "sdar_label_acc", "sdar_step_ms",
+                "sdar_payload_mmd", "sdar_payload_mmd_floor", "sdar_image_mmd", "sdar_image_mmd_floor"):
         assert metrics[key] is not None and math.isfinite(metrics[key]), key
     assert metrics["diverged"] == 0.0 and metrics["attack_targets"] == PROFILE.targets
     assert metrics["sdar_iterations"] == 4
