@@ -1,4 +1,9 @@
-"""Provenance recorded with every result: code version, library versions, machine."""
+"""Provenance recorded with every result: code version, library versions, machine.
+
+The same seed gives the same numbers only on the same kind of processor: torch picks its kernels (and
+so their rounding) by the CPU's instruction set, so a cell rerun on another machine differs in the
+low digits at first and, after training, in the measurements (results/README.md, issue 13).
+"""
 from __future__ import annotations
 
 import functools
@@ -36,6 +41,17 @@ def _version(package: str) -> str:
         return "absent"
 
 
+def cpu_model() -> str:
+    """The processor's model name (``/proc/cpuinfo``; ``platform.processor()`` elsewhere)."""
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or "unknown"
+
+
 @functools.cache
 def environment() -> dict[str, str]:
     """Library versions and the machine, as flat string columns."""
@@ -43,6 +59,8 @@ def environment() -> dict[str, str]:
     info.update(
         python=platform.python_version(),
         machine=f"{platform.system()} {platform.machine()}",
+        cpu=cpu_model(),
+        cpu_capability=torch.backends.cpu.get_cpu_capability(),
         torch_threads=str(torch.get_num_threads()),
         code_version=code_version(),
     )

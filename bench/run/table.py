@@ -24,7 +24,7 @@ COLUMNS = Cell.factor_names() + [
 # Columns of the tidy table that are not factors of the experiment: ids, the measurement and its
 # status, and the provenance of the run (library versions, machine, code version, LPIPS weights).
 NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {
-    "python", "machine", "torch_threads", "code_version", "data_source", "lpips_weights", "lpips_weights_sha256",
+    "python", "machine", "cpu", "cpu_capability", "torch_threads", "code_version", "data_source", "lpips_weights", "lpips_weights_sha256",
 }
 
 
