@@ -11,7 +11,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
-from attacks.sdar_diagnostics import simulator_gap
+from attacks.sdar_diagnostics import MIN_SAMPLES, simulator_gap
 from attacks.sdar_nets import (
     MapDiscriminator,
     SDARDecoder,
@@ -355,9 +355,14 @@ class SDAR(CotrainAttack):
             notes["sdar_client_label_acc"] = "U-shaped SL: the server sees no client labels"
         diverged = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
         recon = torch.nan_to_num(torch.cat(parts), nan=0.0).clamp(0.0, 1.0)
-        simulate = lambda x: self.view.cut_map(self.nets["e"](x))  # noqa: E731
-        scores.update(simulator_gap(simulate=simulate, target_maps=maps, reconstructions=recon, aux_inputs=self.aux_x))
-        notes["sdar_payload_mmd"] = ("MK-MMD of the targets' cut maps against the simulator's (aux inputs); _floor: "
-                                     "the targets' two halves; sdar_image_mmd: reconstructions against aux inputs")
+        if min(len(maps), len(self.aux_x)) >= MIN_SAMPLES:  # a diagnostic never stops the attack
+            simulate = lambda x: self.view.cut_map(self.nets["e"](x))  # noqa: E731
+            scores.update(simulator_gap(simulate=simulate, target_maps=maps, reconstructions=recon,
+                                        aux_inputs=self.aux_x))
+            notes["sdar_payload_mmd"] = ("MK-MMD of the targets' cut maps against the simulator's (aux inputs); "
+                                         "_floor: the targets' two halves; sdar_image_mmd: reconstructions against "
+                                         "aux inputs")
+        else:
+            notes["sdar_payload_mmd"] = f"not computed: fewer than {MIN_SAMPLES} targets or aux inputs"
         return AttackOutput(reconstructions=recon, scores=scores, notes=notes, diverged=diverged)
 

@@ -18,6 +18,7 @@ from torch import Tensor
 from attacks.mmd import mk_mmd
 
 SAMPLES = 512  # per check; each side of a comparison gets half
+MIN_SAMPLES = 4  # two a side: the MK-MMD estimator's least
 
 
 @torch.no_grad()
@@ -44,8 +45,8 @@ def simulator_gap(
         ValueError: when fewer than 4 targets or aux inputs are available.
     """
     n = min(samples, len(target_maps), len(aux_inputs), len(reconstructions))
-    if n < 4:
-        raise ValueError(f"sdar diagnostics need at least 4 targets and aux inputs, got {n}")
+    if n < MIN_SAMPLES:
+        raise ValueError(f"sdar diagnostics need at least {MIN_SAMPLES} targets and aux inputs, got {n}")
     h = n // 2
     sim_maps = simulate(aux_inputs[:h])
     return {

@@ -213,3 +213,15 @@ def test_decoder_lands_on_the_image_size(cut, image):
         out = decoder(torch.rand(3, *cut), torch.tensor([0, 1, 9]))
         assert out.shape == (3, *image) and out.min() >= 0 and out.max() <= 1
     assert upsampling(4, 1, (12, 12), (28, 28)).kernel_size == (6, 6)
+
+
+def test_too_few_targets_skip_the_diagnostics_not_the_attack(digits):
+    cell = make_cell()
+    attack = pre_training_attack(cell, digits)
+    trained = train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
+    view, truth = build_view(cell=cell, model=trained.model, data=digits, client_indices=trained.client_indices,
+                             granted=SDAR.requires, n_targets=3)
+    attack.update_view(view)
+    out = attack.run()
+    assert out.reconstructions.shape == truth.x.shape and "sdar_payload_mmd" not in out.scores
+    assert out.notes["sdar_payload_mmd"].startswith("not computed")
