@@ -20,7 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
@@ -48,6 +48,9 @@ _VARIANTS = {
     ),
 }
 
+
+for _name in _VARIANTS:
+    INPUT_SHAPES.register(_name)((3, 32, 32))
 
 LAYOUTS_BY_NAME = {
     name: LAYOUTS.register(name)(DatasetLayout((v.folder, f"{name}/{v.folder}"), (v.test_file,)))

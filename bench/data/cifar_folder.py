@@ -21,7 +21,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError
 from bench.data.types import ArraySplit, RawDataset
 
@@ -29,6 +29,7 @@ CLASSES = ("airplane", "automobile", "bird", "cat", "deer", "dog", "frog", "hors
 IMAGE_SIZE = 32
 _SUFFIXES = {".jpg": "JPEG", ".jpeg": "JPEG", ".png": "PNG"}
 LAYOUT = LAYOUTS.register("cifar10-jpeg")(DatasetLayout(("cifar10-jpeg", "."), ("test/*/",)))
+INPUT_SHAPES.register("cifar10-jpeg")((3, IMAGE_SIZE, IMAGE_SIZE))
 
 
 def _read_split(folder: Path, formats: set[str]) -> ArraySplit:

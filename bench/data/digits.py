@@ -16,10 +16,11 @@ from pathlib import Path
 import torch
 import torch.nn.functional as F
 
-from bench.data.registry import DATASETS
+from bench.data.registry import DATASETS, INPUT_SHAPES
 from bench.data.types import ArraySplit, RawDataset
 
 IMAGE_SIZE = 28
+INPUT_SHAPES.register("digits")((1, IMAGE_SIZE, IMAGE_SIZE))
 
 
 @DATASETS.register("digits")

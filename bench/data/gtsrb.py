@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
@@ -29,6 +29,7 @@ _TEST_IMAGES = "GTSRB/Final_Test/Images"
 _TEST_CSV = "GT-final_test.csv"
 _TRAIN_DIR = "GTSRB/Training"
 LAYOUT = LAYOUTS.register("gtsrb")(DatasetLayout(("gtsrb", "gtsrb/gtsrb", "."), (_TEST_IMAGES, _TEST_CSV)))
+INPUT_SHAPES.register("gtsrb")((3, IMAGE_SIZE, IMAGE_SIZE))
 
 
 def _read_image(path: Path, sizes: set[tuple[int, int]]) -> np.ndarray:

@@ -24,7 +24,7 @@ import numpy as np
 import torch
 from PIL import Image
 
-from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError
 from bench.data.types import ArraySplit, RawDataset
 
@@ -32,6 +32,7 @@ IMAGE_SIZE = 64
 DEFAULT_MAX_PER_CLASS = 50
 _EXTENSIONS = {".jpeg", ".jpg", ".png"}
 LAYOUT = LAYOUTS.register("imagenet")(DatasetLayout(("imagenet", "imagenet/imagenet", "."), ("val/*/",)))
+INPUT_SHAPES.register("imagenet")((3, IMAGE_SIZE, IMAGE_SIZE))
 
 
 def _read_image(path: Path) -> np.ndarray:

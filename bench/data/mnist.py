@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from bench.data.registry import DATASETS, LAYOUTS
+from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
 
@@ -74,6 +74,9 @@ def _read_split(folder: Path, prefix: str) -> ArraySplit | None:
     x_t = torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
     return ArraySplit(x_t, torch.from_numpy(y.astype(np.int64)))
 
+
+for _name in _VARIANTS:
+    INPUT_SHAPES.register(_name)((1, 28, 28))
 
 LAYOUTS_BY_NAME = {
     name: LAYOUTS.register(name)(DatasetLayout(

@@ -8,6 +8,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+import torch
+
+from bench.data import INPUT_SHAPES
 from bench.errors import GridError, MissingExtraError
 from bench.knobs import Knob, KnobError
 from bench.profiles import PROFILES
@@ -15,7 +18,7 @@ from bench.registry import RegistryError
 from bench.run.cell import Cell
 from bench.run.engine import HEAD_OWNERSHIP, PROTOCOLS
 from defenses import DefenseConfigError, build_defense, knobs_of
-from victims import VICTIMS
+from victims import VICTIMS, Victim
 
 DEFAULT_VICTIM = {
     "mnist": "mnistnet",
@@ -77,7 +80,7 @@ def expand(spec: GridSpec) -> list[Cell]:
         if cut not in victim.cuts:
             raise GridError(f"victim '{victim_name}' has no cut '{cut}' (known: {', '.join(victim.cuts)})")
         _check_sequence_victim(victim_name, victim, spec)
-        cut_shape = victim.cuts[cut]
+        cut_shape = _cut_shape(victim, cut, dataset)
         for defense in spec.defenses:
             for defense_params in _defense_params(defense, spec, cut_shape, per_token=victim.per_token):
                 for attack in spec.attacks:
@@ -92,6 +95,18 @@ def expand(spec: GridSpec) -> list[Cell]:
                             for c in (cell.matched_raw(), cell):
                                 cells.setdefault(c.id, c)
     return list(cells.values())
+
+
+def _cut_shape(victim: Victim, cut: str, dataset: str) -> tuple[int, ...]:
+    """The cut's shape on the dataset's inputs: its ``cuts`` entry unless the dataset's shape differs."""
+    shape = INPUT_SHAPES.get(dataset) if dataset in INPUT_SHAPES else None
+    if victim.per_token or shape is None or tuple(shape) == tuple(victim.input_shape):
+        return victim.cuts[cut]
+    try:
+        with torch.random.fork_rng(devices=[]):  # building initialises weights: leave the seed stream alone
+            return victim.build(cut=cut, num_classes=2, input_shape=shape).cut_shape
+    except ValueError as err:
+        raise GridError(f"dataset '{dataset}': {err}") from None
 
 
 def attack_knobs_of(attack: str) -> tuple[Knob, ...]:
@@ -176,6 +191,8 @@ def _validate_scalars(spec: GridSpec) -> None:
         raise GridError(f"unknown partition '{spec.partition}' (known: {', '.join(PARTITIONS)})")
     if spec.partition == "dirichlet" and (spec.alpha is None or spec.alpha <= 0):
         raise GridError("a dirichlet partition needs --alpha > 0")
+    if spec.partition == "iid" and spec.alpha is not None:
+        raise GridError("--alpha is the Dirichlet concentration: an iid partition takes none")
     if spec.clients < 1:
         raise GridError(f"--clients must be >= 1, got {spec.clients}")
     bad = [v for v in spec.lambda_wccs if not math.isfinite(v) or v < 0]

@@ -32,6 +32,8 @@ SMOKE = ["run", "--dataset", "digits", "--profile", "smoke", "--quiet", "--no-do
         (["--seeds", "a,b"], "--seeds"),
         (["--profile", "huge"], "unknown profile 'huge'"),
         (["--cut", "split-9"], "no cut 'split-9'"),
+        (["--partition", "dirichlet"], "needs --alpha > 0"),
+        (["--alpha", "0.5"], "an iid partition takes none"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, extra, needle):

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from PIL import Image
 
-from bench.data import DATASETS
+from bench.data import DATASETS, INPUT_SHAPES
 from bench.data.cifar_folder import CLASSES
 from bench.data.root import MissingDataError
 
@@ -24,7 +24,7 @@ def test_labels_follow_cifar_order_not_folder_listing(tmp_path: Path) -> None:
     _write(base / "test/airplane/0000.png", (0, 255, 0))
     ds = DATASETS.get("cifar10-jpeg")(tmp_path)
     assert ds.test.y.tolist() == [0, 9, 9] and ds.train is None and ds.num_classes == 10
-    assert ds.test.x.shape == (3, 3, 32, 32)
+    assert ds.test.x.shape == (3, 3, 32, 32) and ds.input_shape == INPUT_SHAPES.get("cifar10-jpeg")
     # PNG is lossless: the colours come back exactly, files in sorted name order
     assert ds.test.x[0, 1].eq(1).all() and ds.test.x[1, 2].eq(1).all() and ds.test.x[2, 0].eq(1).all()
     assert "lossy" not in ds.source and "PNG" in ds.source and "test 3 only" in ds.source

@@ -12,7 +12,7 @@ import pytest
 import torch
 from PIL import Image
 
-from bench.data import DATASETS, cifar, gtsrb, har, mnist
+from bench.data import DATASETS, INPUT_SHAPES, cifar, gtsrb, har, mnist
 from bench.data.root import MissingDataError, find_dataset_dir, resolve_data_root
 
 SHARED_MNIST = Path("/work/shared/data/mnist")
@@ -123,6 +123,7 @@ def test_mnist_test_only(tmp_path: Path, gz: bool) -> None:
     ds = DATASETS.get("mnist")(tmp_path)
     assert ds.train is None and ds.num_classes == 10 and ds.kind == "image"
     assert ds.test.x.shape == (12, 1, 28, 28) and ds.test.x.dtype == torch.float32
+    assert ds.input_shape == INPUT_SHAPES.get("mnist")
     assert ds.test.y.dtype == torch.int64 and ds.test.y.tolist() == labels.tolist()
     assert ds.test.x.min() == 0.0 and ds.test.x.max() == 1.0
     torch.testing.assert_close(ds.test.x[:, 0] * 255, torch.from_numpy(images).float())
@@ -139,6 +140,7 @@ def test_fashion_mnist(tmp_path: Path) -> None:
     _write_mnist(tmp_path / "fashion-mnist" / "FashionMNIST" / "raw", 4, gz=False, train=True)
     ds = DATASETS.get("fashion-mnist")(tmp_path)
     assert ds.name == "fashion-mnist" and ds.test.x.shape == (4, 1, 28, 28)
+    assert ds.input_shape == INPUT_SHAPES.get("fashion-mnist")
     assert ds.class_names[9] == "Ankle boot"
 
 
@@ -172,6 +174,7 @@ def test_cifar10(tmp_path: Path) -> None:
     assert ds.train.y.tolist() == [1, 2, 2, 3, 3, 4, 4, 5, 5, 6] and ds.test.y.tolist() == [0, 1, 2]
     assert torch.allclose(ds.test.x[:, 0], torch.tensor(0.2)) and bool((ds.test.x[:, 1] == 1).all())
     assert ds.num_classes == 10 and ds.class_names == ("plane", "car")
+    assert ds.input_shape == INPUT_SHAPES.get("cifar10")
 
 
 def test_cifar100_parent_root_and_test_only(tmp_path: Path) -> None:
@@ -179,6 +182,7 @@ def test_cifar100_parent_root_and_test_only(tmp_path: Path) -> None:
     _write_cifar_batch(folder / "test", 4, b"fine_labels", 96)
     ds = DATASETS.get("cifar100")(tmp_path)
     assert ds.train is None and ds.num_classes == 100 and ds.test.y.tolist() == [96, 97, 98, 99]
+    assert ds.input_shape == INPUT_SHAPES.get("cifar100")
     _write_cifar_batch(folder / "train", 2, b"fine_labels", 0)
     assert DATASETS.get("cifar100")(tmp_path / "cifar100").train is not None
 
@@ -216,6 +220,7 @@ def test_gtsrb(tmp_path: Path, layout: str) -> None:
     _write_gtsrb(tmp_path / "data" / layout)
     ds = DATASETS.get("gtsrb")(tmp_path / "data")
     assert ds.num_classes == 43 and ds.test.x.shape == (2, 3, 32, 32)
+    assert ds.input_shape == INPUT_SHAPES.get("gtsrb")
     assert ds.test.y.tolist() == [16, 1]
     assert bool((ds.test.x[0, 1] == 1).all()) and float(ds.test.x[0, 0].max()) == 0.0
     assert ds.train is not None and ds.train.x.shape == (3, 3, 32, 32)
@@ -253,6 +258,7 @@ def test_imagenet(tmp_path: Path) -> None:
     assert ds.train is not None and ds.train.x.shape == (3, 3, 64, 64)
     assert ds.train.y.tolist() == [0, 1, 1]
     assert ds.test.x.shape == (1, 3, 64, 64) and ds.test.y.tolist() == [1]
+    assert ds.input_shape == INPUT_SHAPES.get("imagenet")
     assert bool((ds.test.x[0, 1] == 1).all()) and ds.test.x.dtype == torch.float32
     assert len(DATASETS.get("imagenet")(base).train) == 4  # root is the imagenet folder itself
 
@@ -307,6 +313,7 @@ def test_digits() -> None:
     ds = DATASETS.get("digits")(Path("/nonexistent"))
     assert ds.train is None and ds.num_classes == 10
     assert ds.test.x.shape == (1797, 1, 28, 28) and ds.test.x.dtype == torch.float32
+    assert ds.input_shape == INPUT_SHAPES.get("digits")
     assert float(ds.test.x.min()) >= 0.0 and float(ds.test.x.max()) <= 1.0
     assert sorted(set(ds.test.y.tolist())) == list(range(10))
 

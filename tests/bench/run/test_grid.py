@@ -1,0 +1,36 @@
+"""Grid expansion checks each defense against the victim's cut at the dataset's own input shape."""
+from __future__ import annotations
+
+import pytest
+import torch
+
+from bench.errors import GridError
+from bench.run.grid import GridSpec, expand
+
+
+def _block_local(dataset: str, tile: int) -> GridSpec:
+    return GridSpec(datasets=(dataset,), defenses=("block-local",), seeds=(0,), victim="simplecnn",
+                    knobs={"cr": (8.0,), "tile": (tile,)})
+
+
+def test_a_tile_is_checked_against_the_cut_of_the_datasets_inputs():
+    # SimpleCNN's L2H cut is 64x8x8 on 32x32 RGB and 64x7x7 on 28x28 grey
+    assert {c.defense for c in expand(_block_local("cifar10-jpeg", 2))} == {"raw", "block-local"}
+    with pytest.raises(GridError, match="tile 2 does not divide the 7×7 cut map"):
+        expand(_block_local("fashion-mnist", 2))
+    with pytest.raises(GridError, match="tile 3 does not divide the 8×8 cut map"):
+        expand(_block_local("cifar10-jpeg", 3))
+
+
+def test_building_a_victim_to_check_a_grid_leaves_the_global_random_stream_alone():
+    torch.manual_seed(0)
+    expand(_block_local("cifar10-jpeg", 2))
+    after = torch.rand(3)
+    torch.manual_seed(0)
+    assert torch.equal(torch.rand(3), after)
+
+
+def test_an_iid_partition_refuses_a_dirichlet_concentration():
+    spec = GridSpec(datasets=("digits",), defenses=("raw",), seeds=(0,), clients=2, alpha=0.5)
+    with pytest.raises(GridError, match="an iid partition takes none"):
+        expand(spec)
