@@ -90,9 +90,10 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
     ),
     TableSpec(
         "VIII", "Block-local utility over tile size",
-        "Raw is absolute accuracy (%); other rows: Δ accuracy (points) vs. matched Raw.",
-        ("dataset", "heads", "defense", "tile", "cr"), (Column(None, "accuracy", POINTS),),
-        filters=(("defense", ("raw", "block-local")), ("lambda_wcc", (0.0,))),
+        "Raw is absolute accuracy (%); other rows: Δ accuracy (points) vs. the Raw of the same clients, "
+        "head ownership and partition. LightSplit-F is the one-tile limit; learned 1×1 the learned baseline.",
+        ("dataset", "clients", "heads", "partition", "defense", "tile", "cr"), (Column(None, "accuracy", POINTS),),
+        filters=(("defense", ("raw", "learned-1x1", "lightsplit-f", "block-local")), ("lambda_wcc", (0.0,))),
         unmapped="the paper pairs the transpose and the learned-MLP lift-back per cell; "
                  "block-local has one lift-back here.",
     ),

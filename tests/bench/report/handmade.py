@@ -15,7 +15,7 @@ SEEDS = (0, 1, 2)
 
 def runs(attack: str, defense: str = "raw", *, values: dict[str, tuple[float | None, ...]], cut: str = "split-2",
          lambda_wcc: float = 0.0, diverged_seed: int | None = None, notes: dict[str, str] | None = None,
-         **knobs: float) -> list[CellRecord]:
+         setting: dict | None = None, **knobs: float) -> list[CellRecord]:
     """One stored record per seed of one configuration.
 
     Args:
@@ -26,12 +26,13 @@ def runs(attack: str, defense: str = "raw", *, values: dict[str, tuple[float | N
         lambda_wcc: the WCC weight.
         diverged_seed: the seed whose run is marked diverged (every run records ``diverged`` then).
         notes: metric → the stored reason of a missing value.
+        setting: other Cell fields (``clients``, ``heads``, ``partition``, ``alpha``).
         **knobs: the defense's knobs (``cr``, ``sigma``).
     """
     out = []
     for i, seed in enumerate(SEEDS):
         cell = Cell(dataset="mnist", victim="mnistnet", cut=cut, defense=defense, profile="cpu", seed=seed,
-                    lambda_wcc=lambda_wcc, attack=attack, defense_knobs=knobs)
+                    lambda_wcc=lambda_wcc, attack=attack, defense_knobs=knobs, **(setting or {}))
         metrics = {metric: per_seed[i] for metric, per_seed in values.items()}
         if diverged_seed is not None:
             metrics["diverged"] = float(seed == diverged_seed)

@@ -1,4 +1,4 @@
-"""Content of Tables V, XIII, XIV, XV, XVI and XX against values worked out by hand.
+"""Content of Tables V, VIII, XIII, XIV, XV, XVI and XX against values worked out by hand.
 
 Every expected cell below is a literal computed by hand from the per-seed values of the fixture:
 mean over seeds, ± the Student-t 95% CI half-width ``t·s/√n`` with t(0.975, 2 dof) = 4.3027 for
@@ -42,6 +42,32 @@ def test_table_v_sdar_ssim_under_dp_vs_raw_at_the_same_cut():
         ["split-2", "LightSplit-F+DP", "0.02", "0.407 ± 0.323 (−50.0%)"],
         ["split-4", "Raw", "", "0.600 ± 0.000"],
         ["split-4", "LightSplit-F", "", "0.300 ± 0.000 (−50.0%)"],  # vs split-4's Raw 0.6, not split-2's
+    ]
+
+
+def test_table_viii_utility_per_setting_against_the_raw_of_the_same_setting():
+    iid = {"clients": 5}
+    skew = {"clients": 5, "partition": "dirichlet", "alpha": 0.5}
+    pch_skew = {**skew, "heads": "pch"}
+    acc = lambda *v: {"accuracy": v}  # noqa: E731
+    table = tidy(
+        runs("none", values=acc(0.60, 0.60, 0.60), setting=iid),
+        runs("none", values=acc(0.50, 0.50, 0.50), setting=skew),
+        runs("none", values=acc(0.40, 0.41, 0.42), setting=pch_skew),
+        runs("none", "block-local", cr=8.0, tile=2, values=acc(0.58, 0.58, 0.58), setting=iid),
+        runs("none", "block-local", cr=8.0, tile=2, values=acc(0.45, 0.45, 0.45), setting=skew),
+        runs("none", "lightsplit-f", cr=8.0, values=acc(0.30, 0.31, 0.32), setting=pch_skew),
+        runs("none", "topk", cr=8.0, values=acc(0.1, 0.1, 0.1), setting=iid),  # not a Table VIII row
+    )
+    _, labels, rows = body(table, "VIII")
+    assert labels == ["Dataset", "Clients", "Heads", "Partition", "Defense", "b", "CR", "Acc. (%)"]
+    assert rows == [
+        ["MNIST", "5", "PCH", "dirichlet", "Raw", "", "", "41.0 ± 2.5"],  # 2.4841 · 1 point
+        ["MNIST", "5", "PCH", "dirichlet", "LightSplit-F", "", "8×", "−10.0 ± 0.0"],  # paired per seed
+        ["MNIST", "5", "SCH", "dirichlet", "Raw", "", "", "50.0 ± 0.0"],
+        ["MNIST", "5", "SCH", "dirichlet", "Block-local", "2", "8×", "−5.0 ± 0.0"],  # vs 0.50, not 0.60
+        ["MNIST", "5", "SCH", "iid", "Raw", "", "", "60.0 ± 0.0"],
+        ["MNIST", "5", "SCH", "iid", "Block-local", "2", "8×", "−2.0 ± 0.0"],
     ]
 
 
