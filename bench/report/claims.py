@@ -297,8 +297,9 @@ class Verdict:
 
 def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> list[Verdict]:
     """Check every claim registered for ``profile`` against the stored results of that profile, on
-    each stored dataset separately (verdicts as the module says). A claim pinned to a dataset is
-    checked on that dataset only, and is not testable when none of its cells is stored."""
+    each stored dataset, victim and cut separately (a claim comparing cuts: each victim; verdicts as
+    the module says). A claim pinned to a dataset is checked on that dataset only, and is not
+    testable when none of its cells is stored."""
     table = table[table["profile"] == profile]
     # Utility claims read the victims (attack ``none``), whose metrics every attack cell also stores.
     table = pd.concat([table[table["attack"] != "none"], victim_view(table)], ignore_index=True)
@@ -307,11 +308,32 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> l
     verdicts = []
     for dataset in stored:
         mine = [c for c in claims if c.left.dataset in (None, dataset)]
-        verdicts += [replace(v, dataset=dataset) for v in _verify_one(table[table["dataset"] == dataset], mine)]
+        for where, cells, theirs in _settings(table[table["dataset"] == dataset], mine):
+            verdicts += [replace(v, dataset=where) for v in _verify_one(cells, theirs)]
     for claim in claims:
         if stored and claim.left.dataset is not None and claim.left.dataset not in stored:
             verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {claim.left.dataset} cells", claim.left.dataset))
     return verdicts
+
+
+def _names_cut(claim: Claim) -> bool:
+    return any(s is not None and s.cut is not None for s in (claim.left, claim.right))
+
+
+def _settings(table: pd.DataFrame, claims: list[Claim]) -> list[tuple[str, pd.DataFrame, list[Claim]]]:
+    """One dataset's cells split so that no claim pools victims or cuts: a claim that names no cut is
+    checked on each (victim, cut) apart, one that names its cuts on each victim apart. Each part is
+    labelled by the dataset, plus the victim (and cut) where the dataset has several."""
+    dataset = table["dataset"].iloc[0]
+    pairs = sorted(table[["victim", "cut"]].drop_duplicates().itertuples(index=False, name=None))
+    victims = sorted({victim for victim, _ in pairs})
+    cut_free = [c for c in claims if not _names_cut(c)]
+    cut_named = [c for c in claims if _names_cut(c)]
+    out = [(dataset if len(pairs) == 1 else f"{dataset} {victim}/{cut}",
+            table[(table["victim"] == victim) & (table["cut"] == cut)], cut_free) for victim, cut in pairs]
+    out += [(dataset if len(victims) == 1 else f"{dataset} {victim}", table[table["victim"] == victim], cut_named)
+            for victim in victims]
+    return [part for part in out if part[2]]
 
 
 def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:

@@ -91,7 +91,7 @@ class BuiltTable:
                 f"{seeds}; mean ± 95% CI over seeds (Student t).")
 
 
-def _keep(frame: pd.DataFrame, filters: tuple[tuple[str, tuple], ...]) -> pd.DataFrame:
+def _keep(frame: pd.DataFrame, filters: tuple[tuple[str, tuple | range], ...]) -> pd.DataFrame:
     for name, values in filters:
         frame = frame[frame[name].isna() | frame[name].isin(list(values))]
     return frame

@@ -168,6 +168,26 @@ def test_each_dataset_gets_its_own_verdict_and_means_never_mix():
     assert "0.8000 (n=1, no CI)" in next(v.detail for v in verdicts if v.dataset == "cifar10-jpeg")
 
 
+def test_each_victim_and_cut_of_a_dataset_gets_its_own_verdict():
+    import pandas as pd
+
+    # Fashion-MNIST's UnSplit victim and its utility victim. Pooled, LightSplit-F's mean 0.65 against
+    # 0.94 × raw's mean 0.80 = 0.752 would be one "not held"; apart, MnistNet holds (0.80 > 0.658).
+    def victim_table(victim, cut, raw, lsf):
+        return records_to_table([
+            CellRecord(Cell(dataset="fashion-mnist", victim=victim, cut=cut, profile="cpu", defense=d,
+                            defense_knobs=k, seed=0), "ok", {"accuracy": a})
+            for d, k, a in (("raw", {}, raw), ("lightsplit-f", {"cr": 8.0}, lsf))])
+
+    claim = Claim("u", "Sect. I", "keeps 94%", "accuracy", Selector("lightsplit-f", cr=8.0), ">", Selector("raw"),
+                  factor=0.94, profiles=("cpu",))
+    both = pd.concat([victim_table("mnistnet", "split-2", 0.70, 0.80), victim_table("simplecnn", "l2h", 0.90, 0.50)],
+                     ignore_index=True)
+    verdicts = verify(both, "cpu", [claim])
+    assert {(v.dataset, v.status) for v in verdicts} == {
+        ("fashion-mnist mnistnet/split-2", HELD), ("fashion-mnist simplecnn/l2h", NOT_HELD)}
+
+
 def test_the_ci_is_the_95_percent_t_interval_over_seeds():
     values = {("lightsplit-f", 8.0, s): (v, 0) for s, v in enumerate((0.2, 0.3, 0.4))}
     detail = verify(table({**values, ("topk", 8.0, 0): (0.9, 0)}), "cpu", [CLAIM])[0].detail

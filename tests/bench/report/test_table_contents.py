@@ -58,6 +58,7 @@ def test_table_viii_utility_per_setting_against_the_raw_of_the_same_setting():
         runs("none", "block-local", cr=8.0, tile=2, values=acc(0.45, 0.45, 0.45), setting=skew),
         runs("none", "lightsplit-f", cr=8.0, values=acc(0.30, 0.31, 0.32), setting=pch_skew),
         runs("none", "topk", cr=8.0, values=acc(0.1, 0.1, 0.1), setting=iid),  # not a Table VIII row
+        runs("none", values=acc(0.9, 0.9, 0.9)),  # one client: not a Table VIII row
     )
     _, labels, rows = body(table, "VIII")
     assert labels == ["Dataset", "Clients", "Heads", "Partition", "Defense", "b", "CR", "Acc. (%)"]
