@@ -337,7 +337,7 @@ def _settings(table: pd.DataFrame, claims: list[Claim]) -> list[tuple[str, pd.Da
 
 
 def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
-    """The verdicts of ``claims`` on one dataset's cells."""
+    """The verdicts of ``claims`` on one part of a dataset's cells (one victim and cut, or one victim)."""
     verdicts = []
     for claim in claims:
         left, _ = _mean(table, claim.left, claim.metric)
