@@ -8,12 +8,12 @@ from pathlib import Path
 import torch
 
 from attacks import ATTACKS, Attack, AttackerView, AttackOutput, Scoring
-from bench.data.splits import CarvedData, partition
+from bench.data.splits import CarvedData
 from bench.profiles import Profile
 from bench.run.artifacts import save_reconstruction_grid
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
-from bench.run.training import TrainedVictim, build_model, train_victim
+from bench.run.training import TrainedVictim, initial_model, train_victim
 
 
 def score_reconstructions(
@@ -58,10 +58,14 @@ class VictimRunsForCell:
         return trained
 
     def view_before_training(self) -> AttackerView:
+        """The view of the victim as its training starts: the model :func:`train_victim` starts from,
+        its defense calibrated as the victim's is, so the public DP clip the attacker copies is the
+        client's (built uncalibrated, the attacker's copy fixed its own clip on the simulator's first
+        batch: 30 times the client's on CIFAR-10, and SDAR's critic told the two apart outright)."""
         cell, data = self.cell, self.data
-        indices = partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)
+        model, indices = initial_model(cell, data, self.profile)
         view, _ = build_view(
-            cell=cell, model=build_model(cell, data), data=data, client_indices=indices,
+            cell=cell, model=model, data=data, client_indices=indices,
             granted=ATTACKS.get(cell.attack).requires, n_targets=self.profile.targets, with_targets=False,
         )
         return view

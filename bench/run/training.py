@@ -164,6 +164,18 @@ def calibrate(model: SplitModel, x: Tensor, batch_size: int) -> None:
     model.train(was_training)
 
 
+def initial_model(cell: Cell, data: CarvedData, profile: Profile) -> tuple[SplitModel, list[Tensor]]:
+    """The model and client partition :func:`train_victim` starts from, its defense calibrated; built
+    without moving the global random state (torch, NumPy and Python's)."""
+    py_state, np_state = random.getstate(), np.random.get_state()
+    with torch.random.fork_rng(devices=[]):
+        model, client_indices = _fresh_model(cell, data)
+        calibrate(model, data.members.x, batch_size=profile.eval_batch_size)
+    random.setstate(py_state)
+    np.random.set_state(np_state)
+    return model, client_indices
+
+
 def _fresh_model(cell: Cell, data: CarvedData) -> tuple[SplitModel, list[Tensor]]:
     seed_everything(cell.seed)
     model = build_model(cell, data)

@@ -5,9 +5,10 @@ from attacks import ATTACKS, ActiveAttack, AttackOutput, Capability, CotrainAtta
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
-from bench.run.attack_cell import run_attack_cell
+from bench.run.attack_cell import VictimRunsForCell, run_attack_cell
 from bench.run.cell import Cell
 from bench.run.training import train_victim
+from defenses.dp import GaussianPayloadNoise
 
 PROFILE = get_profile("smoke")
 
@@ -78,3 +79,21 @@ def test_active_attack_gets_its_own_uncached_run_of_its_own_length(tmp_path):
     initial = build_model(cell, data)
     assert torch.equal(hijacked.model.heads[0][0].weight, initial.heads[0][0].weight)
     assert not torch.equal(fresh.model.heads[0][0].weight, initial.heads[0][0].weight)
+
+
+def _clip(module):
+    (dp,) = [m for m in module.modules() if isinstance(m, GaussianPayloadNoise)]
+    return dp.clip_norm.clone(), bool(dp.calibrated)
+
+
+def test_a_cotrain_attacker_simulates_the_clients_dp_clip_and_the_global_rng_is_left_alone(tmp_path):
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense="raw+dp", defense_knobs={"sigma": 0.02},
+                profile="smoke", seed=3, attack="sdar")
+    data = _data(tmp_path)
+    torch.manual_seed(11)
+    state = torch.random.get_rng_state()
+    view = VictimRunsForCell(cell, data=data, profile=PROFILE, cache_dir=None).view_before_training()
+    assert torch.equal(torch.random.get_rng_state(), state)
+    simulated_clip, calibrated = _clip(view.client_factory())
+    victim_clip, _ = _clip(train_victim(cell, data=data, profile=PROFILE).model.defense)
+    assert calibrated and torch.equal(simulated_clip, victim_clip)
