@@ -170,7 +170,7 @@ class SDAR(CotrainAttack):
     * One iteration per observed victim step, of the observed batch size (released: 20,000 of 128).
       Under per-client heads one simulator serves every client's payloads.
     * Under a defense, e_dis and d read public cut maps (above), not payloads or the server's
-      lift-back; under ``+dp`` both paths are clipped and noised alike.
+      lift-back; under ``+dp`` both paths are clipped (at the client's calibrated clip) and noised alike.
     * Vanilla SL: the server's tail is not in :class:`~attacks.view.ServerHandle`, so ``hs``
       stands in for it (no label flipping, as released for VSL); d, e_dis, d_dis are conditioned
       on the labels the server sees; the view holds no target labels, so at attack time d is

@@ -9,13 +9,13 @@ from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
 from attacks.sdar import BUDGETS, SDAR, SDARBudget, sdar_diverged
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, frozen, upsampling
 from bench.data import DATASETS
-from bench.data.splits import carve, partition
+from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
 from bench.run.engine import SplitTrainer
-from bench.run.training import build_model, train_victim
+from bench.run.training import build_model, initial_model, train_victim
 
 PROFILE = get_profile("smoke")
 
@@ -32,8 +32,8 @@ def make_cell(defense="raw", protocol="ushaped", **params):
 
 def pre_training_attack(cell, data, granted=SDAR.requires, **kwargs):
     """Built the way the attack-cell runner builds a co-training attack: from an untrained model's view."""
-    indices = partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)
-    view, _ = build_view(cell=cell, model=build_model(cell, data), data=data, client_indices=indices, granted=granted,
+    model, indices = initial_model(cell, data, PROFILE)
+    view, _ = build_view(cell=cell, model=model, data=data, client_indices=indices, granted=granted,
                          n_targets=PROFILE.targets, with_targets=False)
     return SDAR(view=view, profile="smoke", seed=cell.seed, **kwargs)
 
