@@ -13,7 +13,9 @@ image attack per row (:mod:`bench.report.worst_case`). Both are absolute and exp
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import pandas as pd
 
@@ -91,9 +93,14 @@ class BuiltTable:
                 f"{seeds}; mean ± 95% CI over seeds (Student t).")
 
 
-def _keep(frame: pd.DataFrame, filters: tuple[tuple[str, tuple | range], ...]) -> pd.DataFrame:
+def _keep(frame: pd.DataFrame, filters: tuple[tuple[str, tuple | Callable[[Any], bool]], ...]) -> pd.DataFrame:
     for name, values in filters:
-        frame = frame[frame[name].isna() | frame[name].isin(list(values))]
+        column = frame[name]
+        if callable(values):
+            kept = pd.Series([pd.notna(v) and bool(values(v)) for v in column], index=column.index, dtype=bool)
+        else:
+            kept = column.isin(list(values))
+        frame = frame[column.isna() | kept]
     return frame
 
 

@@ -59,6 +59,8 @@ def test_table_viii_utility_per_setting_against_the_raw_of_the_same_setting():
         runs("none", "lightsplit-f", cr=8.0, values=acc(0.30, 0.31, 0.32), setting=pch_skew),
         runs("none", "topk", cr=8.0, values=acc(0.1, 0.1, 0.1), setting=iid),  # not a Table VIII row
         runs("none", values=acc(0.9, 0.9, 0.9)),  # one client: not a Table VIII row
+        runs("none", values=acc(0.70, 0.70, 0.70), setting={"clients": 2000}),  # no upper bound on clients
+        runs("none", "block-local", cr=8.0, tile=2, values=acc(0.69, 0.69, 0.69), setting={"clients": 2000}),
     )
     _, labels, rows = body(table, "VIII")
     assert labels == ["Dataset", "Clients", "Heads", "Partition", "Defense", "b", "CR", "Acc. (%)"]
@@ -69,6 +71,8 @@ def test_table_viii_utility_per_setting_against_the_raw_of_the_same_setting():
         ["MNIST", "5", "SCH", "dirichlet", "Block-local", "2", "8×", "−5.0 ± 0.0"],  # vs 0.50, not 0.60
         ["MNIST", "5", "SCH", "iid", "Raw", "", "", "60.0 ± 0.0"],
         ["MNIST", "5", "SCH", "iid", "Block-local", "2", "8×", "−2.0 ± 0.0"],
+        ["MNIST", "2000", "SCH", "iid", "Raw", "", "", "70.0 ± 0.0"],
+        ["MNIST", "2000", "SCH", "iid", "Block-local", "2", "8×", "−1.0 ± 0.0"],
     ]
 
 
