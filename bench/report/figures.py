@@ -52,8 +52,8 @@ def _warn(message: str) -> None:
 def _save(fig: plt.Figure, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.{ext}" for ext in ("png", "pdf")]
-    for path in paths:
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+    for path in paths:  # no creation date: the same results give byte-identical files
+        fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"CreationDate": None} if path.suffix == ".pdf" else None)
     plt.close(fig)
     return paths
 

@@ -29,6 +29,12 @@ def test_fig4(tidy, tmp_path, delta):
     assert_written(figures.fig4_utility(tidy, tmp_path, delta=delta), {"fig4_utility"})
 
 
+def test_the_same_results_give_byte_identical_files(tidy, tmp_path):
+    first = figures.fig4_utility(tidy, tmp_path / "a", delta=True)
+    second = figures.fig4_utility(tidy, tmp_path / "b", delta=True)
+    assert [p.read_bytes() for p in first] == [p.read_bytes() for p in second]
+
+
 def test_fig5(tidy, tmp_path):
     assert_written(figures.fig5_privacy_deltas(tidy, tmp_path), {"fig5_decoder-ref", "fig5_unsplit"})
 
