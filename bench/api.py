@@ -143,7 +143,7 @@ def figure(df: pd.DataFrame, name: str = "pareto", *, path: PathLike | None = No
     Example:
         >>> fig = api.figure(df, "pareto", path="pareto.pdf")
     """
-    from bench.report.figures import draw_pareto
+    from bench.report.figures import draw_pareto, save_figure
 
     if name not in FIGURES:
         raise ValueError(f"unknown figure '{name}' (choose from {', '.join(FIGURES)})")
@@ -155,7 +155,7 @@ def figure(df: pd.DataFrame, name: str = "pareto", *, path: PathLike | None = No
         warnings.warn(message, stacklevel=2)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        fig.savefig(path, dpi=150, bbox_inches="tight")
+        save_figure(fig, Path(path))
     return fig
 
 

@@ -49,11 +49,18 @@ def _warn(message: str) -> None:
     warnings.warn(message, stacklevel=3)
 
 
+def save_figure(fig: plt.Figure, path: Path) -> None:
+    """Save ``fig`` to ``path`` (its suffix names the format) without a creation date, so the same
+    results give byte-identical files."""
+    fig.savefig(path, dpi=150, bbox_inches="tight",
+                metadata={"CreationDate": None} if Path(path).suffix == ".pdf" else None)
+
+
 def _save(fig: plt.Figure, out_dir: Path, stem: str) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
     paths = [out_dir / f"{stem}.{ext}" for ext in ("png", "pdf")]
-    for path in paths:  # no creation date: the same results give byte-identical files
-        fig.savefig(path, dpi=150, bbox_inches="tight", metadata={"CreationDate": None} if path.suffix == ".pdf" else None)
+    for path in paths:
+        save_figure(fig, path)
     plt.close(fig)
     return paths
 

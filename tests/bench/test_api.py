@@ -75,3 +75,10 @@ def test_bad_names_and_empty_folders(example, tmp_path):
         api.figure(df, "4")
     with pytest.raises(FileNotFoundError, match="no results in"):
         api.load(tmp_path)
+
+
+def test_a_saved_pdf_is_byte_identical_from_the_same_results(example, tmp_path):
+    df = example[0]["df"]
+    for name in ("a.pdf", "b.pdf"):
+        plt.close(api.figure(df, "pareto", path=tmp_path / name))
+    assert (tmp_path / "a.pdf").read_bytes() == (tmp_path / "b.pdf").read_bytes()
