@@ -155,7 +155,7 @@ def figure(df: pd.DataFrame, name: str = "pareto", *, path: PathLike | None = No
         warnings.warn(message, stacklevel=2)
     if path is not None:
         Path(path).parent.mkdir(parents=True, exist_ok=True)
-        save_figure(fig, Path(path))
+        save_figure(fig, path)
     return fig
 
 

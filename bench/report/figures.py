@@ -49,7 +49,7 @@ def _warn(message: str) -> None:
     warnings.warn(message, stacklevel=3)
 
 
-def save_figure(fig: plt.Figure, path: Path) -> None:
+def save_figure(fig: plt.Figure, path: str | Path) -> None:
     """Save ``fig`` to ``path`` (its suffix names the format) without a creation date, so the same
     results give byte-identical files."""
     fig.savefig(path, dpi=150, bbox_inches="tight",
