@@ -1,0 +1,72 @@
+"""Does an SDAR run collapse because of its victim or of its attacker? Rerun stored SDAR cells with
+other attacker seeds on the same victim (retrained here from the cell's seed) and print one JSON
+line per run. Nothing is stored: the cell id stays the stored one's, so a rerun must not land in
+its folder.
+
+    OMP_NUM_THREADS=1 python benchmarks/sdar_attacker_seed.py \\
+        --results results/issue13-cifar10-jpeg --cells 2e3791ec49f2,32a342e8437c --attacker-seeds 0,1,2
+
+A cell's attack is built with the cell's seed (:func:`bench.run.attack_cell.run_attack_cell`), so
+the victim and the attacker share it; here the registry hands the cell runner an SDAR whose seed is
+replaced, and everything else (victim training, data carving, scoring) runs as in the grid.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import time
+from pathlib import Path
+from unittest import mock
+
+import bench.run.attack_cell as attack_cell
+from attacks.sdar import SDAR
+from bench.data.autodetect import resolve_datasets
+from bench.run.cell import Cell
+from bench.run.cell_runner import RunContext, run_cell
+
+REPORTED = ("accuracy", "ssim", "mse", "diverged", "sdar_e_dis_loss_window", "sdar_label_acc", "sdar_decoder_mse",
+            "sdar_payload_mmd", "sdar_payload_mmd_floor", "sdar_image_mmd")
+
+
+def with_attacker_seed(seed: int) -> type[SDAR]:
+    """SDAR whose own seed is ``seed`` whatever the cell passes."""
+
+    class ReseededSDAR(SDAR):
+        def __init__(self, **kwargs) -> None:
+            super().__init__(**{**kwargs, "seed": seed})
+
+    return ReseededSDAR
+
+
+def run_with_attacker_seed(cell: Cell, seed: int, data_root: Path) -> dict:
+    """The cell's metrics when its SDAR is built with attacker seed ``seed``."""
+    registry_get, reseeded = attack_cell.ATTACKS.get, with_attacker_seed(seed)
+    with mock.patch.object(attack_cell.ATTACKS, "get", lambda name: reseeded if name == "sdar" else registry_get(name)):
+        metrics, _ = run_cell(cell, RunContext(data_root=data_root))
+    return metrics
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids")
+    parser.add_argument("--attacker-seeds", required=True, help="comma list of attacker seeds")
+    args = parser.parse_args()
+    data_root, _ = resolve_datasets("auto", None)
+    for cell_id in args.cells.split(","):
+        stored = json.loads((args.results / "cells" / f"{cell_id}.json").read_text())
+        cell = Cell.from_dict(stored["cell"])
+        if cell.id != cell_id or cell.attack != "sdar":
+            raise SystemExit(f"{cell_id}: not a stored SDAR cell (id {cell.id}, attack {cell.attack})")
+        for seed in (int(s) for s in args.attacker_seeds.split(",")):
+            started = time.perf_counter()
+            metrics = run_with_attacker_seed(cell, seed, data_root)
+            print(json.dumps({
+                "cell": cell_id, "label": cell.label(), "victim_seed": cell.seed, "attacker_seed": seed,
+                "stored_ssim": stored["metrics"].get("ssim"), "seconds": round(time.perf_counter() - started),
+                **{k: metrics.get(k) for k in REPORTED},
+            }), flush=True)
+
+
+if __name__ == "__main__":
+    main()
