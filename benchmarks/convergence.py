@@ -19,6 +19,8 @@ from pathlib import Path
 
 import pandas as pd
 
+from bench.report.aggregate import config_fields
+
 SSIM_TOLERANCE = 0.02
 UNSPLIT_TOLERANCE = 0.05
 HEADLINE = {"unsplit": ("masked_mse_minmax", -1)}  # metric, sign: -1 = lower is a stronger attack
@@ -35,31 +37,54 @@ def _verdict(gain: float, tolerance: float) -> str:
 
 
 def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
-    """One row per (attack, defense, cr): the headline metric at each budget (mean over seeds), the ×4
-    gain over ×1 (positive: the attack got stronger), the tolerance, the verdict and the attack seconds
-    of one ×4 cell (what a ×4 budget would cost)."""
+    """One row per attacked configuration stored at two budgets or more: the headline metric at each
+    budget (mean over its seeds), each larger budget's gain over the smaller (positive: the attack got
+    stronger), the tolerance, the verdict and the attack seconds of one ×4 cell (what a ×4 budget
+    would cost). A gain compares the two budgets on the seeds stored at both (``seeds x4 vs x1``),
+    so a budget run on fewer seeds is never compared with another seed's run. Configurations are told
+    apart by every factor (λ_WCC, DP σ, victim, ...); columns every row leaves blank are dropped."""
     ok = long[(long["status"] == "ok") & long["attack"].ne("none")].copy()
     ok["attack_budget"] = pd.to_numeric(ok["attack_budget"], errors="coerce").fillna(1.0)
+    if "attack_precision" in ok:
+        ok = ok[ok["attack_precision"].isna() | ok["attack_precision"].eq("float32")]
+    keys = [c for c in config_fields(ok) if c not in ("attack_budget", "attack_precision")]
     rows = []
-    for (attack, defense, cr), cells in ok.groupby(["attack", "defense", "cr"], dropna=False):
-        metric, sign = HEADLINE.get(attack, ("ssim", 1))
-        values = cells[cells["metric"] == metric].groupby("attack_budget")["value"].agg(["mean", "count"])
+    for key, cells in ok.groupby(keys, dropna=False):
+        config = dict(zip(keys, key))
+        metric, sign = HEADLINE.get(config["attack"], ("ssim", 1))
+        values = cells[cells["metric"] == metric].pivot_table(index="seed", columns="attack_budget", values="value")
+        if values.shape[1] < 2:
+            continue
         seconds = cells[cells["metric"] == "attack_seconds"].groupby("attack_budget")["value"].mean()
-        row = {"attack": attack, "defense": defense, "cr": cr, "metric": metric}
-        for budget, stats in values.iterrows():
-            row[f"x{budget:g}"] = stats["mean"]
-            row[f"seeds x{budget:g}"] = int(stats["count"])
+        row = {**config, "metric": metric}
+        for budget in values.columns:
+            row[f"x{budget:g}"] = values[budget].mean()
+            row[f"seeds x{budget:g}"] = int(values[budget].count())
         for low, high, name in ((1.0, 4.0, "converged"), (4.0, 16.0, "converged at x4")):
-            if low in values.index and high in values.index:
-                gain = sign * (values.loc[high, "mean"] - values.loc[low, "mean"])
-                tolerance = SSIM_TOLERANCE if metric == "ssim" else UNSPLIT_TOLERANCE * abs(values.loc[low, "mean"])
-                row.update({f"gain x{high:g} vs x{low:g}": gain, f"tolerance x{low:g}": tolerance,
-                            name: _verdict(gain, tolerance)})
+            if low not in values.columns or high not in values.columns:
+                continue
+            paired = values[[low, high]].dropna()
+            if paired.empty:
+                continue
+            gain = sign * (paired[high].mean() - paired[low].mean())
+            tolerance = SSIM_TOLERANCE if metric == "ssim" else UNSPLIT_TOLERANCE * abs(paired[low].mean())
+            row.update({f"seeds x{high:g} vs x{low:g}": len(paired), f"gain x{high:g} vs x{low:g}": gain,
+                        f"tolerance x{low:g}": tolerance, name: _verdict(gain, tolerance)})
         if 4.0 in seconds.index:
             row["attack s at x4"] = seconds.loc[4.0]
         rows.append(row)
     table = pd.DataFrame(rows)
-    return table[[c for c in table.columns if c != "attack s at x4"] + ["attack s at x4"]]
+    budgets = sorted({float(c[1:]) for c in table.columns if c.startswith("x")})
+    columns = ["metric"]
+    for budget in budgets:
+        columns += [f"x{budget:g}", f"seeds x{budget:g}"]
+        low = budget / 4
+        columns += [f"seeds x{budget:g} vs x{low:g}", f"gain x{budget:g} vs x{low:g}", f"tolerance x{low:g}",
+                    {4.0: "converged", 16.0: "converged at x4"}.get(budget, "")]
+    varying = [c for c in keys if c in ("attack", "defense") or table[c].nunique(dropna=False) > 1]
+    varying.sort(key=lambda c: c != "attack")
+    table = table.sort_values(varying, na_position="first")
+    return table[varying + [c for c in columns if c in table] + ["attack s at x4"] * ("attack s at x4" in table)]
 
 
 def convergence_figure(long: pd.DataFrame, path: Path) -> None:
@@ -91,13 +116,14 @@ def convergence_figure(long: pd.DataFrame, path: Path) -> None:
 def markdown(table: pd.DataFrame) -> str:
     """A pipe table (numbers to four decimals, counts as integers, gaps blank)."""
 
-    def cell(value) -> str:
+    def cell(column: str, value) -> str:
         if isinstance(value, float):
-            return "" if pd.isna(value) else f"{value:.4f}"
+            return "" if pd.isna(value) else f"{value:.0f}" if column.startswith("seeds") else f"{value:.4f}"
         return str(value)
 
     lines = ["| " + " | ".join(table.columns) + " |", "| " + " | ".join("---" for _ in table.columns) + " |"]
-    lines += ["| " + " | ".join(cell(v) for v in row) + " |" for row in table.itertuples(index=False)]
+    lines += ["| " + " | ".join(cell(c, v) for c, v in zip(table.columns, row)) + " |"
+              for row in table.itertuples(index=False)]
     return "\n".join(lines) + "\n"
 
 
