@@ -1,0 +1,53 @@
+"""benchmarks/convergence.py: budgets compared on the seeds stored at both, configurations kept apart."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "convergence.py"
+
+
+@pytest.fixture(scope="module")
+def convergence():
+    spec = importlib.util.spec_from_file_location("convergence_script", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cells(rows: list[tuple[str, float, float, int, float]]) -> pd.DataFrame:
+    """Long rows (defense, lambda_wcc, budget, seed, ssim) of one SDAR configuration each."""
+    return pd.DataFrame([
+        {"dataset": "d", "victim": "v", "cut": "c", "profile": "cpu", "defense": defense, "cr": 8.0,
+         "lambda_wcc": wcc, "attack": "sdar", "attack_budget": budget, "seed": seed, "metric": "ssim",
+         "value": value, "status": "ok"}
+        for defense, wcc, budget, seed, value in rows
+    ])
+
+
+def test_a_gain_is_taken_on_the_seeds_stored_at_both_budgets(convergence):
+    # x1 on three seeds (mean 0.4), x4 on seed 0 only: seed 0 gains 0.01, the unpaired means 0.31.
+    long = _cells([("raw", 0.0, 1.0, 0, 0.70), ("raw", 0.0, 1.0, 1, 0.30), ("raw", 0.0, 1.0, 2, 0.20),
+                   ("raw", 0.0, 4.0, 0, 0.71)])
+    (row,) = convergence.convergence_table(long).to_dict("records")
+    assert row["x1"] == pytest.approx(0.4) and row["seeds x1"] == 3
+    assert row["seeds x4 vs x1"] == 1
+    assert row["gain x4 vs x1"] == pytest.approx(0.01)
+    assert row["converged"] == "yes"
+
+
+def test_configurations_differing_in_any_factor_are_separate_rows(convergence):
+    long = _cells([("lightsplit-f", 0.0, 1.0, 0, 0.2), ("lightsplit-f", 0.0, 4.0, 0, 0.5),
+                   ("lightsplit-f", 0.1, 1.0, 0, 0.1), ("lightsplit-f", 0.1, 4.0, 0, 0.1),
+                   ("lightsplit-f", 0.1, 16.0, 0, 0.1)])
+    table = convergence.convergence_table(long).set_index("lambda_wcc")
+    assert table.loc[0.0, "converged"] == "no" and table.loc[0.1, "converged"] == "yes"
+    assert table.loc[0.1, "converged at x4"] == "yes" and pd.isna(table.loc[0.0, "x16"])
+
+
+def test_a_configuration_stored_at_one_budget_is_left_out(convergence):
+    long = _cells([("raw", 0.0, 1.0, 0, 0.7), ("topk", 0.0, 1.0, 0, 0.5), ("topk", 0.0, 4.0, 0, 0.5)])
+    assert convergence.convergence_table(long)["defense"].tolist() == ["topk"]
