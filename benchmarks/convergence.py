@@ -1,7 +1,7 @@
 """Convergence of every attack: quality at ×¼, ×1 and ×4 of its budget, from stored cells alone.
 
-An attack has converged at its budget when four times the budget buys at most ``SSIM_TOLERANCE``
-SSIM (UnSplit: at most ``UNSPLIT_TOLERANCE`` of its headline metric, the min-max masked MSE). Where
+An attack has converged at its budget when four times the budget buys at most a tolerance on its
+headline metric (the rule of :mod:`bench.report.convergence`: 0.02 SSIM, else 5%). Where
 ×16 cells are stored too, the same test is made of ×4 against ×16.
 Reads a results folder made by, e.g.::
 
@@ -20,10 +20,8 @@ from pathlib import Path
 import pandas as pd
 
 from bench.report.aggregate import config_fields
-
-SSIM_TOLERANCE = 0.02
-UNSPLIT_TOLERANCE = 0.05
-HEADLINE = {"unsplit": ("masked_mse_minmax", -1)}  # metric, sign: -1 = lower is a stronger attack
+from bench.report.convergence import convergence
+from bench.report.headline import headline_metric
 
 
 def _verdict(gain: float, tolerance: float) -> str:
@@ -42,7 +40,7 @@ def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
     stronger), the tolerance, the verdict and the attack seconds of one ×4 cell (what a ×4 budget
     would cost). A gain compares the two budgets on the seeds stored at both (``seeds x4 vs x1``),
     so a budget run on fewer seeds is never compared with another seed's run. Configurations are told
-    apart by every factor (λ_WCC, DP σ, victim, ...); columns every row leaves blank are dropped."""
+    apart by every factor (λ_WCC, DP σ, victim, ...); only the factors that vary get a column."""
     ok = long[(long["status"] == "ok") & long["attack"].ne("none")].copy()
     ok["attack_budget"] = pd.to_numeric(ok["attack_budget"], errors="coerce").fillna(1.0)
     if "attack_precision" in ok:
@@ -51,7 +49,7 @@ def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
     rows = []
     for key, cells in ok.groupby(keys, dropna=False):
         config = dict(zip(keys, key))
-        metric, sign = HEADLINE.get(config["attack"], ("ssim", 1))
+        metric = headline_metric(config["attack"])
         values = cells[cells["metric"] == metric].pivot_table(index="seed", columns="attack_budget", values="value")
         if values.shape[1] < 2:
             continue
@@ -66,10 +64,9 @@ def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
             paired = values[[low, high]].dropna()
             if paired.empty:
                 continue
-            gain = sign * (paired[high].mean() - paired[low].mean())
-            tolerance = SSIM_TOLERANCE if metric == "ssim" else UNSPLIT_TOLERANCE * abs(paired[low].mean())
-            row.update({f"seeds x{high:g} vs x{low:g}": len(paired), f"gain x{high:g} vs x{low:g}": gain,
-                        f"tolerance x{low:g}": tolerance, name: _verdict(gain, tolerance)})
+            verdict = convergence(paired.mean().to_dict(), budget=low, metric=metric)
+            row.update({f"seeds x{high:g} vs x{low:g}": len(paired), f"gain x{high:g} vs x{low:g}": verdict.gain,
+                        f"tolerance x{low:g}": verdict.tolerance, name: _verdict(verdict.gain, verdict.tolerance)})
         if 4.0 in seconds.index:
             row["attack s at x4"] = seconds.loc[4.0]
         rows.append(row)
@@ -98,7 +95,7 @@ def convergence_figure(long: pd.DataFrame, path: Path) -> None:
     attacks = sorted(ok["attack"].unique())
     fig, axes = plt.subplots(1, len(attacks), figsize=(3.2 * len(attacks), 2.8), squeeze=False)
     for ax, attack in zip(axes[0], attacks):
-        metric, _ = HEADLINE.get(attack, ("ssim", 1))
+        metric = headline_metric(attack)
         sub = ok[(ok["attack"] == attack) & (ok["metric"] == metric)]
         for defense, cells in sub.groupby("defense"):
             mean = cells.groupby("attack_budget")["value"].mean()
