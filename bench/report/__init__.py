@@ -9,6 +9,7 @@
 - :mod:`bench.report.render` writes a built table as LaTeX, Markdown or CSV.
 - :mod:`bench.report.labels` holds the display names, privacy directions and number formats.
 - :mod:`bench.report.figures` draws the figures.
-- :mod:`bench.report.claims` checks the paper's claims; :mod:`bench.report.leaderboard` ranks defenses.
+- :mod:`bench.report.paper_claims` holds the paper's claims, :mod:`bench.report.claims` checks them.
+- :mod:`bench.report.leaderboard` ranks defenses.
 - :mod:`bench.cli.report` holds the ``bench report`` and ``bench figures`` commands.
 """

@@ -45,7 +45,7 @@ def results(tmp_path) -> Path:
 
 
 def test_verify_prints_one_line_per_claim_and_the_counts(capsys, results):
-    from bench.report.claims import CLAIMS
+    from bench.report.paper_claims import CLAIMS
 
     code, out, err = run_cli(capsys, ["verify", "--results", str(results)])
     lines = out.splitlines()

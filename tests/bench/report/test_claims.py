@@ -57,7 +57,7 @@ def test_offset_claims_allow_the_stated_gain():
 def test_every_registered_claim_names_registered_defenses_and_attacks():
     """A typo in a selector would make a claim silently untestable forever."""
     from attacks import ATTACKS
-    from bench.report.claims import CLAIMS
+    from bench.report.paper_claims import CLAIMS
     from defenses import split_name
 
     for claim in CLAIMS:
@@ -74,7 +74,8 @@ def cells(attack: str, defense: str, cr: float | None, per_seed: dict[str, tuple
 
 
 def test_privacy_gain_side_is_the_side_the_claim_calls_more_private():
-    from bench.report.claims import CLAIMS, privacy_gain_side
+    from bench.report.claims import privacy_gain_side
+    from bench.report.paper_claims import CLAIMS
 
     assert privacy_gain_side(CLAIM) == CLAIM.left  # lightsplit-f < topk on SSIM
     claims = {c.id: c for c in CLAIMS}

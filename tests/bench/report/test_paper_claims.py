@@ -1,6 +1,6 @@
 """Every registered claim pinned to the paper's sentence: metric, direction, and which side is which.
 
-Each row of :data:`PINS` was written from the quoted sentence, not from ``bench/report/claims.py``;
+Each row of :data:`PINS` was written from the quoted sentence, not from ``bench/report/paper_claims.py``;
 a claim whose relation is flipped, whose sides are swapped, or which is added without a row here
 fails :func:`test_every_registered_claim_matches_its_pinned_row`. Privacy is "more" when SSIM is
 lower (``<``) and when (masked) MSE or LPIPS is higher (``>``).
@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from bench.report.claims import CLAIMS, Claim, Selector
+from bench.report.paper_claims import CLAIMS, Claim, Selector
 
 PAPER = Path(__file__).resolve().parents[3].parent / "shared" / "seeds" / "001_d7f58879f2e9f51f.txt"
 
