@@ -14,6 +14,9 @@ Variants (``--variant``):
   and a 2×2 max pool per halving of the side, width doubling, then a 3×3 conv-BN-ReLU to the cut's
   channels): deeper and wider than :class:`attacks.fora_nets.SubstituteHead`.
 
+``--untrained`` attacks the victim as its training starts instead (the released code attacks while it
+trains, so its substitute first meets a random network).
+
     python benchmarks/fora_variants.py --variant base --critic-width 64 --critic-blocks 2
 """
 from __future__ import annotations
@@ -36,6 +39,7 @@ from bench.profiles import get_profile
 from bench.run.attack_cell import VictimRunsForCell, score_reconstructions
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
+from bench.run.training import initial_model
 
 
 class VGGSubstituteHead(nn.Module):
@@ -69,6 +73,7 @@ def main() -> None:
     parser.add_argument("--substitute-width", type=int)
     parser.add_argument("--substitute-lr", type=float)
     parser.add_argument("--vgg-width", type=int, default=32)
+    parser.add_argument("--untrained", action="store_true", help="attack the victim as its training starts")
     parser.add_argument("--data-root", type=Path, default=Path("../shared/data"))
     parser.add_argument("--checkpoints", type=Path, default=Path("results/issue13-cifar10-jpeg/checkpoints"))
     args = parser.parse_args()
@@ -81,8 +86,12 @@ def main() -> None:
     cell = Cell(dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", defense=args.defense,
                 defense_knobs={} if args.defense == "raw" else {"cr": args.cr}, profile="cpu", seed=args.seed,
                 attack="fora", attack_knobs={"budget": 1.0})
-    trained = VictimRunsForCell(cell, data=data, profile=profile, cache_dir=args.checkpoints).honest()
-    view, truth = build_view(cell=cell, model=trained.model, data=data, client_indices=trained.client_indices,
+    if args.untrained:
+        model, client_indices = initial_model(cell, data, profile)
+    else:
+        trained = VictimRunsForCell(cell, data=data, profile=profile, cache_dir=args.checkpoints).honest()
+        model, client_indices = trained.model, trained.client_indices
+    view, truth = build_view(cell=cell, model=model, data=data, client_indices=client_indices,
                              granted=ATTACKS.get("fora").requires, n_targets=profile.targets)
     changes = {name: value for name, value in (
         ("iterations", args.iterations), ("critic_width", args.critic_width), ("critic_blocks", args.critic_blocks),
@@ -95,9 +104,11 @@ def main() -> None:
                                        masked=False)
     history = attack.history
     print(json.dumps({
-        "variant": args.variant, "defense": args.defense, "changes": changes, "seconds": time.perf_counter() - started,
+        "variant": args.variant, "untrained": args.untrained, "defense": args.defense, "changes": changes,
+        "seconds": time.perf_counter() - started,
         "ssim": metrics.get("ssim"), "mse": metrics.get("mse"), "diverged": output.diverged,
         "mmd_initial": history.mmd_initial, "mmd_final": history.mmd_final,
+        "critic_gap_last_10pct": output.scores["fora_critic_gap"],
         "critic_gap_every_100": [round(v, 2) for v in history.critic_gap[::100]],
         "mmd_every_100": [round(v, 3) for v in history.mmd[::100]],
         "distance_every_100": [round(v, 2) for v in history.distance[::100]],
