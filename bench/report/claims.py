@@ -32,8 +32,6 @@ from bench.report.labels import privacy_direction
 from bench.report.paper_claims import CLAIMS, Claim, Selector
 from bench.report.worst_case import is_image_attack
 
-__all__ = ["CLAIMS", "Claim", "Selector", "Verdict", "verify"]
-
 HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE = "held", "not held", "no leakage measured", "not testable"
 VERDICTS = (HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE)  # the order ``bench verify`` counts them in
 CR_TOLERANCE = 0.01  # a realised CR within 1% of the nominal one tests the claim

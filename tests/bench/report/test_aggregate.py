@@ -167,7 +167,8 @@ def test_a_table_column_shows_the_default_budget_and_the_worst_case_still_reads_
 
 
 def test_claims_compare_the_default_budget_only():
-    from bench.report.claims import Selector, _values
+    from bench.report.claims import _values
+    from bench.report.paper_claims import Selector
 
     values = _values(with_budget_study(), Selector("raw", "decoder-ref"), "ssim")
     assert sorted(values["value"]) == pytest.approx(sorted(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"]))

@@ -1,4 +1,5 @@
-from bench.report.claims import HELD, NOT_HELD, NOT_TESTABLE, Claim, Selector, verify
+from bench.report.claims import HELD, NOT_HELD, NOT_TESTABLE, verify
+from bench.report.paper_claims import Claim, Selector
 from bench.run.cell import Cell
 from bench.run.store import CellRecord, records_to_table
 
