@@ -2,7 +2,10 @@
 
 It only reads the results folder: no lock, no data, and a damaged record is left where it is.
 The estimate sums, over the cells to run, the median ``wall_seconds`` of the stored cells most like
-each one: same dataset, victim and attack, else same attack, else any stored cell.
+each one: same dataset, victim, profile, attack and attack budget; else the same without the budget,
+else the same attack, each scaled to the cell's budget (a cell at ×16 takes about 16 times its ×1
+time: an overestimate, since the victim's training does not grow with the attack's budget); else
+any stored cell.
 """
 from __future__ import annotations
 
@@ -33,25 +36,39 @@ def dry_run_lines(cells: list[Cell], out: Path, *, jobs: int = 1) -> list[str]:
 
 
 def estimate_seconds(todo: Iterable[Cell], records: Iterable[CellRecord]) -> float | None:
-    """Sum of the median stored wall time of the cells most like each cell of ``todo``; None when no
-    successful stored record has a wall time."""
-    by_cell: dict[tuple[str, str, str], list[float]] = defaultdict(list)
-    by_attack: dict[str, list[float]] = defaultdict(list)
+    """Sum of the median stored wall time of the cells most like each cell of ``todo``, scaled to its
+    attack budget; None when no successful stored record has a wall time."""
+    same_budget: dict[tuple, list[float]] = defaultdict(list)
+    per_budget_same_setting: dict[tuple, list[float]] = defaultdict(list)
+    per_budget_same_attack: dict[str, list[float]] = defaultdict(list)
     every: list[float] = []
     for record in records:
         if record.status != OK or record.wall_seconds <= 0:
             continue
-        cell = record.cell
-        by_cell[(cell.dataset, cell.victim, cell.attack)].append(record.wall_seconds)
-        by_attack[cell.attack].append(record.wall_seconds)
-        every.append(record.wall_seconds)
+        cell, wall = record.cell, record.wall_seconds
+        same_budget[(*_setting(cell), _budget(cell))].append(wall)
+        per_budget_same_setting[_setting(cell)].append(wall / _budget(cell))
+        per_budget_same_attack[cell.attack].append(wall / _budget(cell))
+        every.append(wall)
     if not every:
         return None
     total = 0.0
     for cell in todo:
-        like = by_cell.get((cell.dataset, cell.victim, cell.attack)) or by_attack.get(cell.attack) or every
-        total += statistics.median(like)
+        if like := same_budget.get((*_setting(cell), _budget(cell))):
+            total += statistics.median(like)
+        elif like := per_budget_same_setting.get(_setting(cell)) or per_budget_same_attack.get(cell.attack):
+            total += statistics.median(like) * _budget(cell)
+        else:
+            total += statistics.median(every)
     return total
+
+
+def _setting(cell: Cell) -> tuple[str, str, str, str]:
+    return cell.dataset, cell.victim, cell.profile, cell.attack
+
+
+def _budget(cell: Cell) -> float:
+    return float(cell.knob("budget", 1.0)) if cell.attack != "none" else 1.0
 
 
 def describe(cell: Cell) -> str:

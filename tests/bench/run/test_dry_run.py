@@ -23,6 +23,16 @@ def test_the_estimate_takes_the_median_of_the_most_alike_stored_cells():
     assert estimate_seconds([nothing_alike], [record(0), record(5, status="failed")]) is None
 
 
+
+def test_the_estimate_scales_with_the_attack_budget_when_no_stored_cell_ran_at_it():
+    stored = [record(300, attack="sdar"), record(500, attack="sdar", seed=1), record(1200, attack="sdar", attack_knobs={"budget": 4.0})]
+    at_x16 = Cell(**CELL, defense="raw", attack="sdar", attack_knobs={"budget": 16.0})
+    at_x4 = Cell(**{**CELL, "seed": 3}, defense="raw", attack="sdar", attack_knobs={"budget": 4.0})
+    assert estimate_seconds([at_x4], stored) == 1200  # a stored cell at the same budget: its time as it is
+    assert estimate_seconds([at_x16], stored) == 16 * 300  # median of 300, 500 and 1200 / 4 per unit of budget
+    other_profile = Cell(**{**CELL, "profile": "cpu"}, defense="raw", attack="sdar", attack_knobs={"budget": 4.0})
+    assert estimate_seconds([other_profile], stored) == 4 * 300  # another profile: scaled from the same attack
+
 def test_durations_read_at_a_glance():
     assert [format_duration(s) for s in (0.4, 42, 425, 12_000, 190_000)] == ["0s", "42s", "7m 05s", "3h 20m", "2d 4h"]
 
