@@ -33,6 +33,7 @@ from torch import nn
 
 import attacks.fora as fora
 from attacks import ATTACKS
+from attacks.fora_budget import BUDGETS as FORA_BUDGETS
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
@@ -96,7 +97,7 @@ def main() -> None:
     changes = {name: value for name, value in (
         ("iterations", args.iterations), ("critic_width", args.critic_width), ("critic_blocks", args.critic_blocks),
         ("substitute_width", args.substitute_width), ("substitute_lr", args.substitute_lr)) if value is not None}
-    config = dataclasses.replace(fora.BUDGETS["cpu"], **changes)
+    config = dataclasses.replace(FORA_BUDGETS["cpu"], **changes)
     started = time.perf_counter()
     attack = fora.FORA(view=view, profile="cpu", seed=args.seed, config=config)
     output = attack.run()

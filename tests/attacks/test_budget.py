@@ -4,7 +4,7 @@ import pytest
 from attacks import ATTACKS, BUDGET, Capability
 from attacks.base import scale_counts
 from attacks.decoder_nets import DecoderBudget
-from attacks.fora import BUDGETS as FORA_BUDGETS
+from attacks.fora_budget import BUDGETS as FORA_BUDGETS
 from attacks.fsha import BUDGETS as FSHA_BUDGETS
 from attacks.unsplit import CONFIGS as UNSPLIT_CONFIGS
 from bench.run.attacker_views import build_view

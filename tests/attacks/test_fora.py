@@ -6,7 +6,8 @@ import torch
 
 from attacks.base import MissingCapabilityError, ThreatModel
 from attacks.decoder_nets import DecoderBudget
-from attacks.fora import BUDGETS, FORA, FORABudget, FORAHistory, fora_diverged, fora_divergence
+from attacks.fora import FORA, FORAHistory, fora_diverged, fora_divergence
+from attacks.fora_budget import BUDGETS, FORABudget
 from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
 from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
 from attacks.view import Capability

@@ -6,7 +6,8 @@ import torch
 
 import attacks.sdar  # noqa: F401  (registers "sdar")
 from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
-from attacks.sdar import BUDGETS, SDAR, SDARBudget, sdar_diverged
+from attacks.sdar import SDAR, sdar_diverged
+from attacks.sdar_budget import BUDGETS, SDARBudget
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, frozen, upsampling
 from bench.data import DATASETS
 from bench.data.splits import carve

@@ -1,0 +1,58 @@
+"""FORA's budget and hyper-parameters, per profile."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from attacks.decoder_nets import DecoderBudget
+
+
+@dataclass(frozen=True)
+class FORABudget:
+    """Budget and hyper-parameters of FORA (released values in brackets).
+
+    Attributes:
+        iterations: substitute + critic steps [40,000].
+        decoder: the pseudo decoder's training budget (epochs over the aux set, lr [1e-4], width).
+        batch_size: samples per side of each step [64]; cut to the smaller of the two sets if needed.
+        alpha: weight ``a`` of the MK-MMD in ``L_sub = (1 − a)·mean D(s) + a·MKMMD`` [0.8].
+        lambda_gp: gradient-penalty weight [1000].
+        substitute_lr: Adam lr of the substitute [1e-4].
+        critic_lr: Adam lr of the critic [3e-4].
+        substitute_width: channels of the substitute's first conv.
+        critic_width: channels of the critic's first conv.
+        critic_blocks: residual blocks of the critic [6].
+        eval_size: samples per side for the MK-MMD before/after training (``fora_mmd_*``).
+    """
+
+    iterations: int
+    decoder: DecoderBudget
+    batch_size: int = 64
+    alpha: float = 0.8
+    lambda_gp: float = 1000.0
+    substitute_lr: float = 1e-4
+    critic_lr: float = 3e-4
+    substitute_width: int = 16
+    critic_width: int = 32
+    critic_blocks: int = 1
+    eval_size: int = 256
+
+    def __post_init__(self) -> None:
+        if self.iterations < 1 or self.batch_size < 2 or self.eval_size < 2:
+            raise ValueError(f"fora: iterations must be >= 1, batch_size and eval_size >= 2 ({self})")
+        if not 0.0 <= self.alpha <= 1.0:
+            raise ValueError(f"fora: alpha must lie in [0, 1], got {self.alpha}")
+        if self.lambda_gp < 0 or not (self.substitute_lr > 0 and self.critic_lr > 0):
+            raise ValueError(f"fora: lambda_gp must be >= 0 and learning rates > 0 ({self})")
+        if self.substitute_width < 1 or self.critic_width < 1 or self.critic_blocks < 0:
+            raise ValueError(f"fora: widths must be >= 1 and critic_blocks >= 0 ({self})")
+
+
+BUDGETS: dict[str, FORABudget] = {
+    "smoke": FORABudget(iterations=4, decoder=DecoderBudget(epochs=1, lr=1e-3, width=16), critic_width=8, eval_size=64),
+    # MnistNet split-2 on MNIST (2,000 aux images): see FORA's docstring for the measured wall time.
+    "cpu": FORABudget(iterations=1000, decoder=DecoderBudget(epochs=40, lr=1e-3, width=32), critic_width=16),
+    # Released: 40,000 iterations of batch 64; the decoder took one step per iteration, i.e. 40,000 × 64
+    # samples = 512 passes over 5,000 aux images.
+    "paper": FORABudget(iterations=40_000, decoder=DecoderBudget(epochs=512, lr=1e-4, width=256), substitute_width=64,
+                        critic_width=128, critic_blocks=6, eval_size=1000),
+}
