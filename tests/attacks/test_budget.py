@@ -5,7 +5,7 @@ from attacks import ATTACKS, BUDGET, Capability
 from attacks.base import scale_counts
 from attacks.decoder_nets import DecoderBudget
 from attacks.fora_budget import BUDGETS as FORA_BUDGETS
-from attacks.fsha import BUDGETS as FSHA_BUDGETS
+from attacks.fsha_budget import BUDGETS as FSHA_BUDGETS
 from attacks.unsplit import CONFIGS as UNSPLIT_CONFIGS
 from bench.run.attacker_views import build_view
 from bench.run.training import train_victim

@@ -8,7 +8,8 @@ import pytest
 import torch
 
 from attacks import Capability, MissingCapabilityError
-from attacks.fsha import BUDGETS, FSHA, FSHABudget, fsha_diverged
+from attacks.fsha import FSHA, fsha_diverged
+from attacks.fsha_budget import BUDGETS, FSHABudget
 from attacks.view import StepView
 from bench.data import DATASETS
 from bench.data.splits import carve, partition
