@@ -31,6 +31,8 @@ if TYPE_CHECKING:
 
 DIVERGED = "diverged"
 # Metrics of the trained victim: the same in every passive attack cell on that victim.
+# Provenance columns that name the kind of machine a cell ran on (a victim retrains exactly only on one kind).
+MACHINE_COLUMNS = ("cpu", "cpu_capability")
 VICTIM_METRICS = frozenset({
     "accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample",
     "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
@@ -122,6 +124,12 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     any cell of the victim whose raw match is stored. An attack's divergence says nothing about the
     victim, so it is not carried over.
 
+    Its values are the mean over the machine kinds (:data:`MACHINE_COLUMNS`) its cells were trained
+    on, each kind's cells averaged first; the cells of active attacks count only where the victim has
+    no other. One kind retrains a victim exactly, two kinds differ by up to a few points of accuracy,
+    and each kind counts once: a table does not move when another cell of a known kind lands, nor
+    does it follow whichever attack's name sorts first.
+
     Args:
         table: the tidy table (any statuses).
 
@@ -139,6 +147,8 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     cells = cells.assign(_later=later).sort_values(["victim_key", "_later", "attack", "cell_id"])
     chosen = set(cells.drop_duplicates("victim_key")["cell_id"])
     out = rows[rows["cell_id"].isin(chosen)].copy()
+    means = _mean_over_machine_kinds(rows)
+    out["value"] = [means.get(key, value) for key, value in zip(zip(out["victim_key"], out["metric"]), out["value"])]
     out["raw_cell_id"] = out["victim_key"].map(raw_victim)
     out["cell_id"] = out["victim_key"]
     out["attack"] = "none"
@@ -146,6 +156,20 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     out[[c for c in out.columns if c.startswith(ATTACK_KNOB_PREFIX)]] = np.nan
     return out
 
+
+
+def _mean_over_machine_kinds(rows: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """Per (victim, metric): the mean over machine kinds of each kind's mean over its cells (NaNs
+    skipped); the cells of active attacks only for a victim with no other."""
+    passive = rows[rows["threat_model"] != "active"]
+    rows = pd.concat([passive, rows[~rows["victim_key"].isin(passive["victim_key"])]])
+    if rows.empty:
+        return {}
+    kinds = [c for c in MACHINE_COLUMNS if c in rows]
+    machine = rows[kinds].astype(object).fillna("unrecorded").astype(str).agg("|".join, axis=1) if kinds \
+        else pd.Series("", index=rows.index)
+    per_kind = rows.assign(_machine=machine).groupby(["victim_key", "metric", "_machine"])["value"].mean()
+    return per_kind.groupby(level=["victim_key", "metric"]).mean().dropna().to_dict()
 
 def t_halfwidth(values: Iterable[float], level: float = 0.95) -> float:
     """Half-width of the two-sided Student-t confidence interval of the mean.

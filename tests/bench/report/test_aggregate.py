@@ -90,6 +90,23 @@ def test_victim_view_finds_utility_without_none_cells(tidy):
     assert r["n"] == 3 and r["delta"] == pytest.approx(-0.04)
 
 
+
+def test_a_victim_retrained_on_two_kinds_of_machine_counts_each_kind_once(tidy):
+    ls8 = tidy[(tidy["defense"] == "lightsplit-f") & (tidy["cr"] == 8.0) & (tidy["seed"] == 0)]
+    attacks = sorted(set(ls8["attack"]) - {"none"})
+    machine = ls8["attack"].map(lambda a: "kind B" if a == attacks[0] else "kind A")  # one cell from another kind
+    retrained = ls8["metric"].eq("accuracy") & machine.eq("kind B")
+    moved = ls8.assign(cpu=machine, value=ls8["value"].where(~retrained, ls8["value"] + 0.06))
+    table = pd.concat([tidy.drop(ls8.index).assign(cpu="kind A"), moved], ignore_index=True)
+    stored = synthetic.ACCURACY["ls8"][0]
+    accuracy = lambda t: victim_view(t).query("defense == 'lightsplit-f' and cr == 8.0 and seed == 0 "  # noqa: E731
+                                              "and metric == 'accuracy'")["value"].item()
+    assert accuracy(table) == pytest.approx(stored + 0.03)  # kind A's cells and kind B's cell, once each
+    fewer_a = table[~(table["attack"].eq(attacks[-1]) & table["defense"].eq("lightsplit-f") & table["cr"].eq(8.0)
+                      & table["seed"].eq(0))]
+    assert accuracy(fewer_a) == pytest.approx(stored + 0.03)  # one cell of a known kind less: no change
+    assert accuracy(tidy) == pytest.approx(stored)
+
 def test_mixed_profiles_are_refused_in_one_line(tidy):
     mixed = pd.concat([tidy, synthetic.table(profile="cpu")], ignore_index=True)
     with pytest.raises(ValueError, match="mix profiles cpu, smoke") as err:
