@@ -157,7 +157,6 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-
 def _mean_over_machine_kinds(rows: pd.DataFrame) -> dict[tuple[str, str], float]:
     """Per (victim, metric): the mean over machine kinds of each kind's mean over its cells (NaNs
     skipped); the cells of active attacks only for a victim with no other."""
@@ -170,6 +169,7 @@ def _mean_over_machine_kinds(rows: pd.DataFrame) -> dict[tuple[str, str], float]
         else pd.Series("", index=rows.index)
     per_kind = rows.assign(_machine=machine).groupby(["victim_key", "metric", "_machine"])["value"].mean()
     return per_kind.groupby(level=["victim_key", "metric"]).mean().dropna().to_dict()
+
 
 def t_halfwidth(values: Iterable[float], level: float = 0.95) -> float:
     """Half-width of the two-sided Student-t confidence interval of the mean.

@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 from pathlib import Path
 
+from bench.attack_knobs import BUDGET
 from bench.run.cell import Cell
 from bench.run.record import OK, CellRecord
 from bench.run.store import ResultStore
@@ -68,7 +69,7 @@ def _setting(cell: Cell) -> tuple[str, str, str, str]:
 
 
 def _budget(cell: Cell) -> float:
-    return float(cell.knob("budget", 1.0)) if cell.attack != "none" else 1.0
+    return float(cell.knob(BUDGET.name, BUDGET.default)) if cell.attack != "none" else BUDGET.default
 
 
 def describe(cell: Cell) -> str:
