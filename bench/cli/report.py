@@ -76,9 +76,12 @@ def _names(value: str | None, known: tuple[str, ...], option: str) -> list[str] 
               help="A file (with a suffix) or a folder (one file per table); default: stdout.")
 @click.option("--profile", default=None, help="The profile to report when the results hold several.")
 @click.option("--standalone", is_flag=True, help="LaTeX: wrap each table in a minimal compilable document.")
+@click.option("--attack-budget", type=float, default=1.0, show_default=True,
+              help="The attack budget the attack columns show, e.g. 4 where the attacks converged at ×4.")
 def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out: Path | None, profile: str | None,
-                   standalone: bool) -> None:
+                   standalone: bool, attack_budget: float) -> None:
     """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
+    from bench.report.aggregate import at_default_settings
     from bench.report.render import RENDERERS, to_latex
     from bench.report.tables import TABLES, build_table
     from bench.run.store import atomic_write_text
@@ -88,7 +91,10 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
 
     stored = pd.concat([load_results(r) for r in results], ignore_index=True)
     table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
-    built = [build_table(table, TABLES[name], profile) for name in (names or TABLES)]
+    if at_default_settings(table[table["attack"] != "none"], budget=attack_budget).empty:
+        raise click.BadParameter(f"no attack cell was run at budget {attack_budget:g} in {', '.join(map(str, results))}",
+                                 param_hint="--attack-budget")
+    built = [build_table(table, TABLES[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]
     if names is None:
         built = [b for b in built if b.has_defended_rows]
         if not built:

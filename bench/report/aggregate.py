@@ -73,25 +73,30 @@ def config_fields(table: pd.DataFrame) -> list[str]:
     return [c for c in factor_columns(table) if c != "seed" and c not in STAT_COLUMNS]
 
 
-def at_default_settings(table: pd.DataFrame) -> pd.DataFrame:
-    """The rows of victims and of attacks run at the default of every shared attack knob.
+def at_default_settings(table: pd.DataFrame, *, budget: float = 1.0) -> pd.DataFrame:
+    """The rows of victims and of attacks run at the default of every shared attack knob (the budget:
+    at ``budget``, default the knob's default, 1).
 
     An attack cell is kept when each of its ``attack_budget`` and ``attack_precision`` columns
     (:data:`bench.attack_knobs.SHARED_ATTACK_KNOBS`) is unset or at the knob's default (budget 1,
     float32). Cells at other values study the attack (a convergence check at 4× the budget, a bfloat16
     run); a table's attack column, a claim or a leaderboard column shows one attacker per
     configuration, so they are left out there (the worst case still reads them). An attack's own
-    knobs are factors like any other and are not filtered.
+    knobs are factors like any other and are not filtered. At another ``budget`` (``bench report
+    --attack-budget 4``: the tables at the budget an attack converged at) the cells at that budget are
+    kept instead of those at 1.
     """
     keep = (table["attack"] == "none") if "attack" in table else pd.Series(True, index=table.index)
     at_default = pd.Series(True, index=table.index)
     for knob in SHARED_ATTACK_KNOBS:
         column = ATTACK_KNOB_PREFIX + knob.name
+        wanted = budget if knob.name == "budget" else knob.default
         if column in table:
             values = table[column]
-            same = values.astype(str) == knob.default if knob.type is str else \
-                pd.to_numeric(values, errors="coerce") == knob.default
-            at_default &= values.isna() | same
+            same = values.astype(str) == wanted if knob.type is str else pd.to_numeric(values, errors="coerce") == wanted
+            at_default &= (values.isna() & (wanted == knob.default)) | same
+        elif wanted != knob.default:
+            at_default &= False
     return table[keep | at_default]
 
 

@@ -76,6 +76,7 @@ class BuiltTable:
     footnotes: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
+    attack_budget: float = 1.0
 
     @property
     def has_defended_rows(self) -> bool:
@@ -88,8 +89,9 @@ class BuiltTable:
     def caption(self) -> str:
         runs = self.numbers["n_runs"] if len(self.numbers) else pd.Series([len(self.seeds)])
         low, high = int(runs.min()), int(runs.max())
+        budget = "" if self.attack_budget == 1.0 else f", attacks at ×{self.attack_budget:g} its budget"
         seeds = f"{high} seed{'s' if high != 1 else ''}" if low == high else f"{low}–{high} seeds per configuration"
-        return (f"Table {self.spec.name}: {self.spec.title}. {self.spec.caption} Profile '{self.profile}', "
+        return (f"Table {self.spec.name}: {self.spec.title}. {self.spec.caption} Profile '{self.profile}'{budget}, "
                 f"{seeds}; mean ± 95% CI over seeds (Student t).")
 
 
@@ -132,7 +134,8 @@ def _cell_text(row: pd.Series, col: Column, spec: TableSpec) -> str | tuple[str,
     raise ValueError(f"unknown delta display '{col.delta}'")
 
 
-def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None) -> BuiltTable:
+def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None, *,
+                attack_budget: float = 1.0) -> BuiltTable:
     """Build one table from the tidy table.
 
     Besides one row per configuration, a table with image attack columns gets a floor row per
@@ -146,6 +149,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         table: the tidy result table.
         spec: the table to build.
         profile: the profile to report (required when the table holds several).
+        attack_budget: the attack budget the attack columns show (the victims' columns and the
+            worst case do not depend on it).
 
     Returns:
         The built table; its body is empty when no column has data.
@@ -161,7 +166,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         parts.append(aggregate(victim_view(table), metrics=metrics).assign(attack=None))
     if worst_metrics := {c.metric for c in spec.columns if c.attack == WORST}:
         parts.append(worst_case(table, worst_metrics).rename(columns={"attack": VIA}).assign(attack=WORST))
-    parts.append(aggregate(at_default_settings(table[table["attack"].isin(attacks)]), metrics=metrics))
+    parts.append(aggregate(at_default_settings(table[table["attack"].isin(attacks)], budget=attack_budget),
+                           metrics=metrics))
     agg = _keep(pd.concat([p for p in parts if not p.empty] or [parts[-1]], ignore_index=True), spec.filters)
     present, missing = [], []
     for col in spec.columns:
@@ -224,7 +230,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     if floor_keys:
         notes += [FLOOR_NOTE, *baseline_notes(table, floor_keys, [c.metric for c in floored])]
     return BuiltTable(spec, profile_name, _seeds(table, spec, present), header, body, numbers_frame, len(factors),
-                      footnotes, missing, notes)
+                      footnotes, missing, notes, attack_budget)
 
 
 WORST_NOTE = ("Worst case: per row, the most leaking {metric} of every image attack stored for that configuration "

@@ -59,6 +59,8 @@ def test_report_reads_cell_records_without_a_collected_table(capsys, tmp_path):
     (["--format", "html"], "'html' is not one of"),
     (["--profile", "paper"], "profile 'paper' is not in the results"),
     (["--table", "II,III", "--format", "csv", "--out", "OUT/t.csv"], "needs a folder"),
+    (["--attack-budget", "4"], "no attack cell was run at budget 4"),
+    (["--attack-budget", "x"], "'x' is not a valid float"),
 ])
 def test_report_bad_input_is_one_line_and_writes_nothing(capsys, results, tmp_path, args, needle):
     args = [a.replace("OUT", str(tmp_path / "out")) for a in args]

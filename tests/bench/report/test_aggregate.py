@@ -183,6 +183,28 @@ def test_a_table_column_shows_the_default_budget_and_the_worst_case_still_reads_
     assert worst["mean"].item() == pytest.approx(0.99)  # the study's one seed leaks more: the worst case shows it
 
 
+def test_at_another_budget_the_attack_cells_of_that_budget_replace_those_at_one():
+    from bench.report.aggregate import at_default_settings
+
+    table = with_budget_study()
+    kept = at_default_settings(table, budget=4.0)
+    study = table["attack_budget"].astype(float) == 4.0
+    assert set(kept.loc[kept["attack"] != "none", "cell_id"]) == set(table.loc[study, "cell_id"])
+    assert (kept["attack"] == "none").sum() == (table["attack"] == "none").sum()  # victims untouched
+    assert at_default_settings(table, budget=16.0)["attack"].eq("none").all()  # no cell at 16: victims only
+
+
+def test_a_table_at_four_times_the_budget_shows_the_study_and_says_so():
+    from bench.report.tables import TABLES, build_table
+
+    built = build_table(with_budget_study(), TABLES["II"], attack_budget=4.0)
+    ref = built.numbers[(built.numbers["attack"] == "decoder-ref") & (built.numbers["metric"] == "ssim")]
+    raw = ref[ref["cr"].isna()]
+    assert raw["mean"].item() == pytest.approx(0.99) and raw["n"].item() == 1
+    assert "attacks at ×4 its budget" in built.caption
+    assert "attacks at" not in build_table(with_budget_study(), TABLES["II"]).caption
+
+
 def test_claims_compare_the_default_budget_only():
     from bench.report.claims import _values
     from bench.report.paper_claims import Selector
