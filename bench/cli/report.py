@@ -96,7 +96,7 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
                                  param_hint="--attack-budget")
     built = [build_table(table, TABLES[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]
     if names is None:
-        built = [b for b in built if b.has_defended_rows]
+        built = [b for b in built if b.has_defended_rows and (attack_budget == 1.0 or b.has_attack_columns)]
         if not built:
             raise click.UsageError(f"no table has data in {results}")
     render = (lambda b: to_latex(b, standalone=standalone)) if fmt == "latex" else RENDERERS[fmt]

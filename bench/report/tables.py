@@ -86,6 +86,11 @@ class BuiltTable:
         return bool(((self.numbers["defense"] != "raw") & (self.numbers["attack"] != PRIOR)).any())
 
     @property
+    def has_attack_columns(self) -> bool:
+        """Whether a column of an attack (not the victims', the worst case's or the floor's) has a value."""
+        return "attack" in self.numbers and bool((~self.numbers["attack"].isin(["none", WORST, PRIOR])).any())
+
+    @property
     def caption(self) -> str:
         runs = self.numbers["n_runs"] if len(self.numbers) else pd.Series([len(self.seeds)])
         low, high = int(runs.min()), int(runs.max())

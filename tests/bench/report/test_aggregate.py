@@ -203,6 +203,8 @@ def test_a_table_at_four_times_the_budget_shows_the_study_and_says_so():
     assert raw["mean"].item() == pytest.approx(0.99) and raw["n"].item() == 1
     assert "attacks at ×4 its budget" in built.caption
     assert "attacks at" not in build_table(with_budget_study(), TABLES["II"]).caption
+    assert built.has_attack_columns  # no cell at 16: the victims' columns and the worst case only
+    assert not build_table(with_budget_study(), TABLES["II"], attack_budget=16.0).has_attack_columns
 
 
 def test_claims_compare_the_default_budget_only():
