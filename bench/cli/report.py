@@ -91,7 +91,7 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
 
     stored = pd.concat([load_results(r) for r in results], ignore_index=True)
     table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
-    if at_default_settings(table[table["attack"] != "none"], budget=attack_budget).empty:
+    if attack_budget != 1.0 and at_default_settings(table[table["attack"] != "none"], budget=attack_budget).empty:
         raise click.BadParameter(f"no attack cell was run at budget {attack_budget:g} in {', '.join(map(str, results))}",
                                  param_hint="--attack-budget")
     built = [build_table(table, TABLES[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]

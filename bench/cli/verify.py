@@ -20,7 +20,10 @@ DEFAULT_ENTRIES = "site/entries"  # where `bench site --out site` writes them
 @click.option("--entries", "entries_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
               help=f"With --integrity: a folder of leaderboard entries, or a site holding entries/ (repeatable) "
                    f"[default: {DEFAULT_ENTRIES} where it exists].")
-def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool, entries_dirs: tuple[str, ...]) -> None:
+@click.option("--attack-budget", type=float, default=1.0, show_default=True,
+              help="Read the attacks at this budget, e.g. 4 where they converged only at ×4 (not with --integrity).")
+def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool, entries_dirs: tuple[str, ...],
+                   attack_budget: float) -> None:
     """Compare stored results with the paper's registered claims: held, not held, no leakage measured
     (the attack is within noise of the prior's floor) or not testable (with --integrity: check every
     stored record against its own checksum, and every leaderboard entry's records against the sha256
@@ -28,8 +31,8 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     if entries_dirs and not integrity:
         raise click.UsageError("--entries applies to --integrity only")
     if integrity:
-        if profile is not None:
-            raise click.UsageError("--profile does not apply to --integrity")
+        if profile is not None or attack_budget != 1.0:
+            raise click.UsageError(f"{'--profile' if profile is not None else '--attack-budget'} does not apply to --integrity")
         if not entries_dirs and Path(DEFAULT_ENTRIES).is_dir():
             entries_dirs = (DEFAULT_ENTRIES,)
         records_ok = _check_integrity(results_dirs)
@@ -53,11 +56,16 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         profile = profiles[0]
     elif profile not in profiles:
         raise click.UsageError(f"no results of profile '{profile}' under {', '.join(results_dirs)}")
-    verdicts = verify(table, profile)
+    from bench.report.aggregate import at_default_settings
+
+    if attack_budget != 1.0 and at_default_settings(table[table["attack"] != "none"], budget=attack_budget).empty:
+        raise click.BadParameter(f"no attack cell was run at budget {attack_budget:g} under {', '.join(results_dirs)}",
+                                 param_hint="--attack-budget")
+    verdicts = verify(table, profile, attack_budget=attack_budget)
     for v in verdicts:
         click.echo(f"[{v.status:^12}] {v.dataset}: {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
     counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in VERDICTS)
-    click.echo(f"{counts} ({profile} profile)")
+    click.echo(f"{counts} ({profile} profile{'' if attack_budget == 1.0 else f', attacks at ×{attack_budget:g} their budget'})")
 
 
 def _check_integrity(results_dirs: tuple[str, ...]) -> bool:

@@ -27,7 +27,7 @@ from dataclasses import dataclass, replace
 import pandas as pd
 
 from bench.report.aggregate import at_default_settings, diverged_cells, not_learned_cells, t_halfwidth, victim_view
-from bench.report.floor import FLOOR_KEYS, floor_metric, leakage_gap, prior_seed_values
+from bench.report.floor import FLOOR_KEYS, PRIOR, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.paper_claims import CLAIMS, Claim, Selector
 from bench.report.worst_case import is_image_attack
@@ -118,12 +118,13 @@ class Verdict:
     dataset: str = ""
 
 
-def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> list[Verdict]:
+def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, attack_budget: float = 1.0) -> list[Verdict]:
     """Check every claim registered for ``profile`` against the stored results of that profile, on
     each stored dataset, victim and cut separately (a claim comparing cuts: each victim; verdicts as
     the module says). A claim pinned to a dataset is checked on that dataset only, and is not
-    testable when none of its cells is stored."""
-    table = table[table["profile"] == profile]
+    testable when none of its cells is stored. The attacks are read at ``attack_budget`` (the prior,
+    which reads no payload, at whatever budget it ran)."""
+    table = _at_budget(table[table["profile"] == profile], attack_budget)
     # Utility claims read the victims (attack ``none``), whose metrics every attack cell also stores.
     table = pd.concat([table[table["attack"] != "none"], victim_view(table)], ignore_index=True)
     claims = [c for c in claims if profile in c.profiles]
@@ -137,6 +138,16 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS) -> l
         if stored and claim.left.dataset is not None and claim.left.dataset not in stored:
             verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {claim.left.dataset} cells", claim.left.dataset))
     return verdicts
+
+
+def _at_budget(table: pd.DataFrame, budget: float) -> pd.DataFrame:
+    """The victims', the prior's and the other attacks' rows at ``budget``, these relabelled as the
+    default budget, which every reader of a claim takes."""
+    if budget == 1.0 or "attack_budget" not in table:
+        return table if budget == 1.0 else table[table["attack"].isin(["none", PRIOR])]
+    kept = at_default_settings(table[table["attack"] != PRIOR], budget=budget).copy()
+    kept.loc[kept["attack"] != "none", "attack_budget"] = 1.0
+    return pd.concat([kept, table[table["attack"] == PRIOR]], ignore_index=True)
 
 
 def _names_cut(claim: Claim) -> bool:

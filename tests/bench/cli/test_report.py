@@ -102,3 +102,13 @@ def test_figures_bad_input_is_one_line_and_writes_nothing(capsys, results, tmp_p
     code, out, err = run(capsys, ["figures", "--results", str(results), "--out", str(tmp_path / "figs"), *args])
     assert code == 2 and out == "" and needle in err and err.count("\n") == 1
     assert not (tmp_path / "figs").exists()
+
+
+def test_report_of_victims_only_needs_no_attack_cell(capsys, tmp_path, tidy):
+    root = tmp_path / "victims"
+    root.mkdir()
+    tidy[tidy["attack"] == "none"].to_parquet(root / "results.parquet", index=False)
+    code, out, _ = run(capsys, ["report", "--results", str(root), "--table", "II"])
+    assert code == 0 and "Acc. (%)" in out
+    code, _, err = run(capsys, ["report", "--results", str(root), "--table", "II", "--attack-budget", "4"])
+    assert code == 2 and "no attack cell was run at budget 4" in err

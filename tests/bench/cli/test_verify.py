@@ -102,6 +102,10 @@ def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):
                                        record("raw", 0, {"accuracy": 0.9}, profile="cpu")])
     code, _, err = run_cli(capsys, ["verify", "--results", str(mixed)])
     assert code == 2 and "results hold profiles cpu, smoke; pick one with --profile" in err
+    code, _, err = run_cli(capsys, ["verify", "--results", str(results), "--attack-budget", "4"])
+    assert code == 2 and "no attack cell was run at budget 4" in err and err.count("\n") == 1
+    code, _, err = run_cli(capsys, ["verify", "--integrity", "--results", str(results), "--attack-budget", "4"])
+    assert code == 2 and "--attack-budget does not apply to --integrity" in err
     code, out, _ = run_cli(capsys, ["verify", "--results", str(mixed), "--profile", "smoke"])
     assert code == 0 and out.splitlines()[-1] == "0 held, 0 not held, 0 no leakage measured, 0 not testable (smoke profile)"
 

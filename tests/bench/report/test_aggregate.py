@@ -213,3 +213,17 @@ def test_claims_compare_the_default_budget_only():
 
     values = _values(with_budget_study(), Selector("raw", "decoder-ref"), "ssim")
     assert sorted(values["value"]) == pytest.approx(sorted(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"]))
+
+
+def test_claims_at_another_budget_read_its_cells_and_keep_the_victims_and_the_floor():
+    from bench.report.claims import _at_budget, _values
+    from bench.report.paper_claims import Selector
+    from bench.run.store import OK, CellRecord, records_to_table
+
+    prior = records_to_table([CellRecord(synthetic.cell("raw", 0, "prior"), OK, metrics={"ssim": 0.1})]).assign(attack_budget=1.0)
+    table = pd.concat([with_budget_study(), prior], ignore_index=True)
+    at_four = _at_budget(table, 4.0)
+    assert _values(at_four, Selector("raw", "decoder-ref"), "ssim")["value"].tolist() == pytest.approx([0.99])
+    for attack in ("none", "prior"):
+        assert (at_four["attack"] == attack).sum() == (table["attack"] == attack).sum() > 0
+    assert _at_budget(table, 16.0)["attack"].isin(["none", "prior"]).all()
