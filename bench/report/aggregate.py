@@ -33,6 +33,7 @@ DIVERGED = "diverged"
 # Metrics of the trained victim: the same in every passive attack cell on that victim.
 # Provenance columns that name the kind of machine a cell ran on (a victim retrains exactly only on one kind).
 MACHINE_COLUMNS = ("cpu", "cpu_capability")
+TRAINING_FINGERPRINT = ("accuracy", "final_train_loss")  # equal on two machine kinds: the same computation
 VICTIM_METRICS = frozenset({
     "accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample",
     "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
@@ -164,7 +165,9 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
 
 def _mean_over_machine_kinds(rows: pd.DataFrame) -> dict[tuple[str, str], float]:
     """Per (victim, metric): the mean over machine kinds of each kind's mean over its cells (NaNs
-    skipped); the cells of active attacks only for a victim with no other."""
+    skipped); the cells of active attacks only for a victim with no other. Kinds whose trainings of
+    the victim ended identically (:data:`TRAINING_FINGERPRINT` equal to the last digit) ran the same
+    computation, e.g. a machine that did not record its processor and one that did: they count once."""
     passive = rows[rows["threat_model"] != "active"]
     rows = pd.concat([passive, rows[~rows["victim_key"].isin(passive["victim_key"])]])
     if rows.empty:
@@ -172,8 +175,13 @@ def _mean_over_machine_kinds(rows: pd.DataFrame) -> dict[tuple[str, str], float]
     kinds = [c for c in MACHINE_COLUMNS if c in rows]
     machine = rows[kinds].astype(object).fillna("unrecorded").astype(str).agg("|".join, axis=1) if kinds \
         else pd.Series("", index=rows.index)
-    per_kind = rows.assign(_machine=machine).groupby(["victim_key", "metric", "_machine"])["value"].mean()
-    return per_kind.groupby(level=["victim_key", "metric"]).mean().dropna().to_dict()
+    per_kind = rows.assign(_machine=machine).groupby(["victim_key", "_machine", "metric"])["value"].mean().unstack("metric")
+    shown = [m for m in TRAINING_FINGERPRINT if m in per_kind]
+    ended = per_kind[shown].apply(lambda column: column.map(repr)).agg("|".join, axis=1) if shown else pd.Series("", index=per_kind.index)
+    unknown = per_kind[shown].isna().all(axis=1) if shown else pd.Series(True, index=per_kind.index)
+    run = ended.where(~unknown, per_kind.index.get_level_values("_machine"))
+    per_run = per_kind.groupby([per_kind.index.get_level_values("victim_key"), run.to_numpy()]).mean()
+    return per_run.groupby(level=0).mean().stack().dropna().to_dict()
 
 
 def t_halfwidth(values: Iterable[float], level: float = 0.95) -> float:

@@ -90,7 +90,6 @@ def test_victim_view_finds_utility_without_none_cells(tidy):
     assert r["n"] == 3 and r["delta"] == pytest.approx(-0.04)
 
 
-
 def test_a_victim_retrained_on_two_kinds_of_machine_counts_each_kind_once(tidy):
     ls8 = tidy[(tidy["defense"] == "lightsplit-f") & (tidy["cr"] == 8.0) & (tidy["seed"] == 0)]
     attacks = sorted(set(ls8["attack"]) - {"none"})
@@ -106,6 +105,21 @@ def test_a_victim_retrained_on_two_kinds_of_machine_counts_each_kind_once(tidy):
                       & table["seed"].eq(0))]
     assert accuracy(fewer_a) == pytest.approx(stored + 0.03)  # one cell of a known kind less: no change
     assert accuracy(tidy) == pytest.approx(stored)
+
+
+def test_two_machine_kinds_that_trained_a_victim_identically_count_once(tidy):
+    ls8 = tidy[(tidy["defense"] == "lightsplit-f") & (tidy["cr"] == 8.0) & (tidy["seed"] == 0)]
+    assert sorted(set(ls8["attack"])) == ["decoder-ref", "none", "unsplit"]
+    # kind A trained it, kind B retrained it otherwise, and the unsplit cell's machine is unrecorded
+    machine = ls8["attack"].map({"none": "kind A", "decoder-ref": "kind B", "unsplit": None})
+    retrained = ls8["metric"].eq("accuracy") & machine.eq("kind B")
+    moved = ls8.assign(cpu=machine, value=ls8["value"].where(~retrained, ls8["value"] + 0.06))
+    table = pd.concat([tidy.drop(ls8.index).assign(cpu="kind A"), moved], ignore_index=True)
+    stored = synthetic.ACCURACY["ls8"][0]
+    accuracy = victim_view(table).query("defense == 'lightsplit-f' and cr == 8.0 and seed == 0 "
+                                        "and metric == 'accuracy'")["value"].item()
+    assert accuracy == pytest.approx(stored + 0.03)  # the unrecorded cell ended as kind A's: one run, not two
+
 
 def test_mixed_profiles_are_refused_in_one_line(tidy):
     mixed = pd.concat([tidy, synthetic.table(profile="cpu")], ignore_index=True)
