@@ -124,9 +124,11 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, a
     the module says). A claim pinned to a dataset is checked on that dataset only, and is not
     testable when none of its cells is stored. The attacks are read at ``attack_budget`` (the prior,
     which reads no payload, at whatever budget it ran)."""
-    table = _at_budget(table[table["profile"] == profile], attack_budget)
-    # Utility claims read the victims (attack ``none``), whose metrics every attack cell also stores.
-    table = pd.concat([table[table["attack"] != "none"], victim_view(table)], ignore_index=True)
+    table = table[table["profile"] == profile]
+    # Utility claims read the victims (attack ``none``), whose metrics every attack cell also stores,
+    # at whatever budget it ran.
+    table = pd.concat([_at_budget(table[table["attack"] != "none"], attack_budget), victim_view(table)],
+                      ignore_index=True)
     claims = [c for c in claims if profile in c.profiles]
     stored = sorted(table["dataset"].dropna().unique()) if not table.empty else []
     verdicts = []
@@ -141,10 +143,12 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, a
 
 
 def _at_budget(table: pd.DataFrame, budget: float) -> pd.DataFrame:
-    """The victims', the prior's and the other attacks' rows at ``budget``, these relabelled as the
-    default budget, which every reader of a claim takes."""
-    if budget == 1.0 or "attack_budget" not in table:
-        return table if budget == 1.0 else table[table["attack"].isin(["none", PRIOR])]
+    """The prior's rows and the other attacks' at ``budget``, these relabelled as the default budget,
+    which every reader of a claim takes (victims' rows, attack ``none``, are kept as they are)."""
+    if budget == 1.0:
+        return table
+    if "attack_budget" not in table:
+        return table[table["attack"].isin(["none", PRIOR])]
     kept = at_default_settings(table[table["attack"] != PRIOR], budget=budget).copy()
     kept.loc[kept["attack"] != "none", "attack_budget"] = 1.0
     return pd.concat([kept, table[table["attack"] == PRIOR]], ignore_index=True)

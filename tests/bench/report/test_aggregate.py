@@ -241,3 +241,14 @@ def test_claims_at_another_budget_read_its_cells_and_keep_the_victims_and_the_fl
     for attack in ("none", "prior"):
         assert (at_four["attack"] == attack).sum() == (table["attack"] == attack).sum() > 0
     assert _at_budget(table, 16.0)["attack"].isin(["none", "prior"]).all()
+
+
+def test_claims_at_another_budget_keep_the_utility_of_victims_stored_only_in_attack_cells():
+    from bench.report.claims import verify
+
+    table = with_budget_study().assign(profile="cpu")
+    table = table[table["attack"] != "none"]  # every victim's utility lives in its attack cells (budget 1)
+    utility = lambda budget: [(v.claim.id, v.status, v.detail) for v in verify(table, "cpu", attack_budget=budget)  # noqa: E731
+                              if v.claim.id.startswith("utility")]
+    assert any(status == "held" for _, status, _ in utility(1.0))
+    assert utility(4.0) == utility(1.0)
