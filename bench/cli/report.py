@@ -66,6 +66,15 @@ def _names(value: str | None, known: tuple[str, ...], option: str) -> list[str] 
     return [lookup[v.lower()] for v in items] or None
 
 
+def require_attack_cells_at(table: pd.DataFrame, budget: float, results: tuple) -> None:
+    """Refuse an ``--attack-budget`` other than 1 at which no attack cell of ``table`` was run."""
+    from bench.report.aggregate import at_default_settings
+
+    if budget != 1.0 and at_default_settings(table[table["attack"] != "none"], budget=budget).empty:
+        raise click.BadParameter(f"no attack cell was run at budget {budget:g} in {', '.join(map(str, results))}",
+                                 param_hint="--attack-budget")
+
+
 @click.command("report")
 @click.option("--results", required=True, multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -81,7 +90,6 @@ def _names(value: str | None, known: tuple[str, ...], option: str) -> list[str] 
 def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out: Path | None, profile: str | None,
                    standalone: bool, attack_budget: float) -> None:
     """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
-    from bench.report.aggregate import at_default_settings
     from bench.report.render import RENDERERS, to_latex
     from bench.report.tables import TABLES, build_table
     from bench.run.store import atomic_write_text
@@ -91,9 +99,7 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
 
     stored = pd.concat([load_results(r) for r in results], ignore_index=True)
     table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
-    if attack_budget != 1.0 and at_default_settings(table[table["attack"] != "none"], budget=attack_budget).empty:
-        raise click.BadParameter(f"no attack cell was run at budget {attack_budget:g} in {', '.join(map(str, results))}",
-                                 param_hint="--attack-budget")
+    require_attack_cells_at(table, attack_budget, results)
     built = [build_table(table, TABLES[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]
     if names is None:
         built = [b for b in built if b.has_defended_rows and (attack_budget == 1.0 or b.has_attack_columns)]

@@ -42,7 +42,7 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         return
     import pandas as pd
 
-    from bench.cli.report import load_results
+    from bench.cli.report import load_results, require_attack_cells_at
     from bench.report.claims import VERDICTS, verify
 
     tables = [load_results(Path(d)) for d in results_dirs]
@@ -56,11 +56,7 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         profile = profiles[0]
     elif profile not in profiles:
         raise click.UsageError(f"no results of profile '{profile}' under {', '.join(results_dirs)}")
-    from bench.report.aggregate import at_default_settings
-
-    if attack_budget != 1.0 and at_default_settings(table[table["attack"] != "none"], budget=attack_budget).empty:
-        raise click.BadParameter(f"no attack cell was run at budget {attack_budget:g} under {', '.join(results_dirs)}",
-                                 param_hint="--attack-budget")
+    require_attack_cells_at(table, attack_budget, results_dirs)
     verdicts = verify(table, profile, attack_budget=attack_budget)
     for v in verdicts:
         click.echo(f"[{v.status:^12}] {v.dataset}: {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
