@@ -16,9 +16,9 @@ import argparse
 import json
 import time
 from pathlib import Path
-from unittest import mock
 
-import bench.run.attack_cell as attack_cell
+from stored_sdar_cells import sdar_replaced_by, stored_sdar_cells
+
 from attacks.sdar import SDAR
 from bench.data.autodetect import resolve_datasets
 from bench.run.cell import Cell
@@ -40,8 +40,7 @@ def with_attacker_seed(seed: int) -> type[SDAR]:
 
 def run_with_attacker_seed(cell: Cell, seed: int, data_root: Path) -> dict:
     """The cell's metrics when its SDAR is built with attacker seed ``seed``."""
-    registry_get, reseeded = attack_cell.ATTACKS.get, with_attacker_seed(seed)
-    with mock.patch.object(attack_cell.ATTACKS, "get", lambda name: reseeded if name == "sdar" else registry_get(name)):
+    with sdar_replaced_by(with_attacker_seed(seed)):
         metrics, _ = run_cell(cell, RunContext(data_root=data_root))
     return metrics
 
@@ -53,16 +52,12 @@ def main() -> None:
     parser.add_argument("--attacker-seeds", required=True, help="comma list of attacker seeds")
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
-    for cell_id in args.cells.split(","):
-        stored = json.loads((args.results / "cells" / f"{cell_id}.json").read_text())
-        cell = Cell.from_dict(stored["cell"])
-        if cell.id != cell_id or cell.attack != "sdar":
-            raise SystemExit(f"{cell_id}: not a stored SDAR cell (id {cell.id}, attack {cell.attack})")
+    for stored, cell in stored_sdar_cells(args.results, args.cells):
         for seed in (int(s) for s in args.attacker_seeds.split(",")):
             started = time.perf_counter()
             metrics = run_with_attacker_seed(cell, seed, data_root)
             print(json.dumps({
-                "cell": cell_id, "label": cell.label(), "victim_seed": cell.seed, "attacker_seed": seed,
+                "cell": cell.id, "label": cell.label(), "victim_seed": cell.seed, "attacker_seed": seed,
                 "stored_ssim": stored["metrics"].get("ssim"), "seconds": round(time.perf_counter() - started),
                 **{k: metrics.get(k) for k in REPORTED},
             }), flush=True)

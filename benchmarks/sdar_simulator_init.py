@@ -15,14 +15,12 @@ import argparse
 import json
 import time
 from pathlib import Path
-from unittest import mock
 
 import torch
+from stored_sdar_cells import sdar_replaced_by, stored_sdar_cells
 
-import bench.run.attack_cell as attack_cell
 from attacks.sdar import SDAR
 from bench.data.autodetect import resolve_datasets
-from bench.run.cell import Cell
 from bench.run.cell_runner import RunContext, run_cell
 
 REPORTED = ("accuracy", "ssim", "mse", "sdar_e_dis_loss_window", "sdar_label_acc", "sdar_decoder_mse",
@@ -48,18 +46,12 @@ def main() -> None:
     parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids on learned-1x1")
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
-    registry_get = attack_cell.ATTACKS.get
-    for cell_id in args.cells.split(","):
-        stored = json.loads((args.results / "cells" / f"{cell_id}.json").read_text())
-        cell = Cell.from_dict(stored["cell"])
-        if cell.id != cell_id or cell.attack != "sdar" or cell.defense != "learned-1x1":
-            raise SystemExit(f"{cell_id}: not a stored SDAR cell on learned-1x1")
+    for stored, cell in stored_sdar_cells(args.results, args.cells, defense="learned-1x1"):
         started = time.perf_counter()
-        with mock.patch.object(attack_cell.ATTACKS, "get",
-                               lambda name: PseudoInverseSDAR if name == "sdar" else registry_get(name)):
+        with sdar_replaced_by(PseudoInverseSDAR):
             metrics, _ = run_cell(cell, RunContext(data_root=data_root))
         print(json.dumps({
-            "cell": cell_id, "label": cell.label(), "stored_ssim": stored["metrics"].get("ssim"),
+            "cell": cell.id, "label": cell.label(), "stored_ssim": stored["metrics"].get("ssim"),
             "stored_decoder_mse": stored["metrics"].get("sdar_decoder_mse"),
             "seconds": round(time.perf_counter() - started), **{k: metrics.get(k) for k in REPORTED},
         }), flush=True)

@@ -22,11 +22,11 @@ from pathlib import Path
 from unittest import mock
 
 import torch
+from stored_sdar_cells import stored_sdar_cells
 from torch import nn
 
 import bench.run.attacker_views as attacker_views
 from bench.data.autodetect import resolve_datasets
-from bench.run.cell import Cell
 from bench.run.cell_runner import RunContext, run_cell
 from defenses.payload import concat
 
@@ -60,16 +60,12 @@ def main() -> None:
     parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids")
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
-    for cell_id in args.cells.split(","):
-        stored = json.loads((args.results / "cells" / f"{cell_id}.json").read_text())
-        cell = Cell.from_dict(stored["cell"])
-        if cell.id != cell_id or cell.attack != "sdar":
-            raise SystemExit(f"{cell_id}: not a stored SDAR cell")
+    for stored, cell in stored_sdar_cells(args.results, args.cells):
         started = time.perf_counter()
         with mock.patch.object(attacker_views, "observe_payloads", payloads_in_training_mode):
             metrics, _ = run_cell(cell, RunContext(data_root=data_root))
         print(json.dumps({
-            "cell": cell_id, "label": cell.label(), "seconds": round(time.perf_counter() - started),
+            "cell": cell.id, "label": cell.label(), "seconds": round(time.perf_counter() - started),
             **{f"stored_{k}": stored["metrics"].get(k) for k in ("ssim", "sdar_decoder_mse", "accuracy")},
             **{k: metrics.get(k) for k in REPORTED},
         }), flush=True)
