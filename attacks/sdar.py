@@ -4,6 +4,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 import torch
 from torch import Tensor, nn
@@ -23,6 +24,7 @@ from attacks.sdar_nets import (
     two_player_step,
 )
 from attacks.view import AttackerView, Capability, StepView
+from bench.attack_knobs import BUDGET, LAMBDA1_SCALE
 
 CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
 CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
@@ -122,21 +124,31 @@ class SDAR(CotrainAttack):
         profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: the attacker's seed (network initialisation, aux batches, label flips, dropout).
         budget: SDAR iterations per observed victim step, on average (1: one per step, as released).
+        lambda1_scale: multiplier on the configuration's ``lambda1`` (the simulator's adversarial
+            weight, which also scales e_dis's learning rate). The released code sets it per victim,
+            and its authors' advice for an unstable run is another seed or another ``lambda1``.
         config: an explicit configuration, overriding the profile's.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or is not image data.
-        ValueError: for an unknown profile or an auxiliary set without inputs and labels.
+        ValueError: for an unknown profile, an auxiliary set without inputs and labels, or a
+            ``lambda1_scale`` that puts ``lambda1`` past 1.
     """
 
+    knobs = (BUDGET, LAMBDA1_SCALE)
     requires = frozenset({Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
 
     def __init__(
-        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: SDARBudget | None = None
+        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, lambda1_scale: float = 1.0,
+        config: SDARBudget | None = None,
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
         budget = config_for("sdar", BUDGETS, profile, config)
+        if not 0 < budget.lambda1 * lambda1_scale <= 1:
+            raise ValueError(f"sdar: lambda1_scale {lambda1_scale} puts lambda1 at {budget.lambda1 * lambda1_scale:g}; "
+                             "it must lie in (0, 1]")
+        budget = replace(budget, lambda1=budget.lambda1 * lambda1_scale)
         if view.aux is None or view.aux.inputs is None or view.aux.labels is None or len(view.aux) < 2:
             raise ValueError("sdar: the view's auxiliary data needs at least two labelled inputs")
         self.config = budget

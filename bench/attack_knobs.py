@@ -1,9 +1,10 @@
-"""The knobs every attack shares, declared without torch so that reports can read their defaults.
+"""The knobs that tune an attacker, declared without torch so that reports can read their defaults.
 
 ``budget`` scales an attack's iterations and epochs; ``precision`` runs a supervised decoder under
-bfloat16 autocast. Cells at a value other than the default study the attack (a convergence check at
-4× the budget, a bfloat16 run): :func:`bench.report.aggregate.at_default_settings` keeps them out
-of a table's attack columns and the claims, which show one attacker per configuration.
+bfloat16 autocast; ``lambda1_scale`` scales SDAR's simulator adversarial weight. Cells at a value
+other than the default study the attack (a convergence check at 4× the budget, a bfloat16 run,
+another SDAR weight): :func:`bench.report.aggregate.at_default_settings` keeps them out of a table's
+attack columns and the claims, which show one attacker per configuration; the worst case reads them.
 """
 from __future__ import annotations
 
@@ -15,4 +16,9 @@ BUDGET = Knob(
 )
 PRECISION = Knob("precision", str, default="float32", choices=("float32", "bfloat16"),
                  help="the decoder's forward and backward under bfloat16 autocast (weights and Adam stay float32)")
+LAMBDA1_SCALE = Knob(
+    "lambda1_scale", float, default=1.0, minimum=0.0, exclusive_minimum=True, maximum=25.0,
+    help="SDAR: multiplier on the profile's simulator adversarial weight lambda1 (the product must stay <= 1)",
+)
 SHARED_ATTACK_KNOBS = (BUDGET, PRECISION)
+ATTACKER_TUNING_KNOBS = (*SHARED_ATTACK_KNOBS, LAMBDA1_SCALE)

@@ -23,7 +23,7 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bench.attack_knobs import SHARED_ATTACK_KNOBS
+from bench.attack_knobs import ATTACKER_TUNING_KNOBS
 from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 if TYPE_CHECKING:
@@ -75,21 +75,21 @@ def config_fields(table: pd.DataFrame) -> list[str]:
 
 
 def at_default_settings(table: pd.DataFrame, *, budget: float = 1.0) -> pd.DataFrame:
-    """The rows of victims and of attacks run at the default of every shared attack knob (the budget:
-    at ``budget``, default the knob's default, 1).
+    """The rows of victims and of attacks run at the default of every knob that tunes the attacker
+    (the budget: at ``budget``, default the knob's default, 1).
 
-    An attack cell is kept when each of its ``attack_budget`` and ``attack_precision`` columns
-    (:data:`bench.attack_knobs.SHARED_ATTACK_KNOBS`) is unset or at the knob's default (budget 1,
-    float32). Cells at other values study the attack (a convergence check at 4× the budget, a bfloat16
-    run); a table's attack column, a claim or a leaderboard column shows one attacker per
-    configuration, so they are left out there (the worst case still reads them). An attack's own
-    knobs are factors like any other and are not filtered. At another ``budget`` (``bench report
+    An attack cell is kept when each of its ``attack_budget``, ``attack_precision`` and
+    ``attack_lambda1_scale`` columns (:data:`bench.attack_knobs.ATTACKER_TUNING_KNOBS`) is unset or at
+    the knob's default (budget 1, float32, SDAR's weight as profiled). Cells at other values study the
+    attack (a convergence check at 4× the budget, a bfloat16 run, another SDAR weight); a table's
+    attack column, a claim or a leaderboard column shows one attacker per configuration, so they are
+    left out there (the worst case still reads them). At another ``budget`` (``bench report
     --attack-budget 4``: the tables at the budget an attack converged at) the cells at that budget are
     kept instead of those at 1.
     """
     keep = (table["attack"] == "none") if "attack" in table else pd.Series(True, index=table.index)
     at_default = pd.Series(True, index=table.index)
-    for knob in SHARED_ATTACK_KNOBS:
+    for knob in ATTACKER_TUNING_KNOBS:
         column = ATTACK_KNOB_PREFIX + knob.name
         wanted = budget if knob.name == "budget" else knob.default
         if column in table:

@@ -207,6 +207,26 @@ def test_rejects_bad_settings(digits):
             SDARBudget(**{**base, **bad})
 
 
+def test_lambda1_scale_scales_the_adversarial_weight_and_the_critic_rate_only(digits):
+    plain = pre_training_attack(make_cell(), digits)
+    scaled = pre_training_attack(make_cell(), digits, lambda1_scale=2.5)
+    assert scaled.config.lambda1 == pytest.approx(2.5 * plain.config.lambda1)
+    assert dataclasses.replace(scaled.config, lambda1=plain.config.lambda1) == plain.config
+    assert scaled.opt_e_dis.param_groups[0]["lr"] == pytest.approx(2.5 * plain.opt_e_dis.param_groups[0]["lr"])
+    assert pre_training_attack(make_cell(), digits, lambda1_scale=1.0).config == plain.config
+    with pytest.raises(ValueError, match="lambda1_scale 30 puts lambda1 at 1.2"):
+        pre_training_attack(make_cell(), digits, lambda1_scale=30)
+
+
+def test_the_grid_gives_lambda1_scale_to_sdar_alone():
+    from bench.run.grid import GridSpec, expand
+
+    cells = expand(GridSpec(datasets=("digits",), defenses=("raw",), attacks=("sdar", "decoder-ref"),
+                            profile="smoke", seeds=(0,), knobs={"lambda1_scale": (2.5,)}))
+    knobs = {c.attack: c.attack_params() for c in cells}
+    assert knobs["sdar"] == {"lambda1_scale": 2.5} and knobs["decoder-ref"] == {}
+
+
 @pytest.mark.parametrize("cut,image", [((8, 12, 12), (1, 28, 28)), ((32, 16, 16), (3, 32, 32)), ((120,), (1, 28, 28))])
 def test_decoder_lands_on_the_image_size(cut, image):
     for low, high in [((8,), ()), ((), (8, 4))]:

@@ -197,6 +197,27 @@ def test_a_table_column_shows_the_default_budget_and_the_worst_case_still_reads_
     assert worst["mean"].item() == pytest.approx(0.99)  # the study's one seed leaks more: the worst case shows it
 
 
+def test_another_sdar_weight_is_a_study_left_out_of_the_columns_and_read_by_the_worst_case():
+    import dataclasses
+
+    from bench.report.aggregate import at_default_settings
+    from bench.report.tables import TABLES, build_table
+    from bench.run.store import OK, CellRecord, records_to_table
+
+    base = with_budget_study()
+    study = dataclasses.replace(synthetic.cell("raw", 0, "decoder-ref"), attack_knobs={"lambda1_scale": 2.5})
+    extra = records_to_table([CellRecord(study, OK, metrics={"accuracy": synthetic.ACCURACY["raw"][0], "ssim": 0.995})])
+    table = pd.concat([base, extra.assign(attack_budget=1.0)], ignore_index=True)
+    table.loc[(table["attack"] != "none") & table["attack_lambda1_scale"].isna(), "attack_lambda1_scale"] = 1.0
+    assert set(table["cell_id"]) - set(at_default_settings(table)["cell_id"]) == (
+        set(base.loc[base["attack_budget"].astype(float) == 4.0, "cell_id"]) | {study.id})
+    numbers = build_table(table, TABLES["II"]).numbers
+    raw = numbers[numbers["cr"].isna() & (numbers["metric"] == "ssim")]
+    column = raw[raw["attack"] == "decoder-ref"]
+    assert column["n"].item() == 3 and column["mean"].item() < 0.99
+    assert raw.loc[raw["attack"] == "worst-case", "mean"].item() == pytest.approx(0.995)
+
+
 def test_at_another_budget_the_attack_cells_of_that_budget_replace_those_at_one():
     from bench.report.aggregate import at_default_settings
 
