@@ -77,4 +77,27 @@ def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
         if column not in table.columns:
             table[column] = None
     ordered = [c for c in COLUMNS if c in table.columns]
-    return table[ordered + [c for c in table.columns if c not in ordered]]
+    return with_tuning_knob_defaults(table[ordered + [c for c in table.columns if c not in ordered]])
+
+
+def with_tuning_knob_defaults(table: pd.DataFrame) -> pd.DataFrame:
+    """A table whose attack cells ran before a knob that tunes their attacker existed, with the knob
+    at its default in those rows (so they join the cells run since, as one configuration).
+
+    An attack records every knob it declares, so where some rows of an attack carry a value in
+    ``attack_<knob>`` (:data:`bench.attack_knobs.ATTACKER_TUNING_KNOBS`) and others do not, the
+    others predate the knob and ran at its default. Attacks that never recorded the knob keep it
+    empty: they do not read it.
+    """
+    from bench.attack_knobs import ATTACKER_TUNING_KNOBS
+
+    for knob in ATTACKER_TUNING_KNOBS:
+        column = ATTACK_KNOB_PREFIX + knob.name
+        if column not in table or "attack" not in table:
+            continue
+        missing = table[column].isna()
+        predates = missing & table["attack"].isin(set(table.loc[~missing, "attack"]))
+        if predates.any():
+            table = table.copy()
+            table.loc[predates, column] = knob.default
+    return table
