@@ -95,6 +95,8 @@ class SDAR(CotrainAttack):
       CIFAR-10 values 0.02 / 0.2. With 0.02 / 0.2 one MNIST seed gave raw SSIM 0.55 (its payload
       discriminator won), with 0.04 / 0.1 0.74: the choice follows the victim family, and both
       measurements are reported in results/README.md.
+      On CIFAR-10 (JPEG)'s SimpleCNN, λ1 0.1 (``lambda1_scale`` 2.5) reconstructs more, collapsed runs
+      included (benchmarks/RESULTS.md); the profile keeps the released value and the knob studies it.
     * One iteration per observed victim step, of the observed batch size (released: 20,000 of 128).
       Under per-client heads one simulator serves every client's payloads.
     * Under a defense, e_dis and d read public cut maps (above), not payloads or the server's
