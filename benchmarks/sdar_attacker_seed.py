@@ -12,20 +12,16 @@ replaced, and everything else (victim training, data carving, scoring) runs as i
 """
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from pathlib import Path
 
-from stored_sdar_cells import sdar_replaced_by, stored_sdar_cells
+from stored_sdar_cells import RERUN_METRICS, sdar_replaced_by, stored_cells_parser, stored_sdar_cells
 
 from attacks.sdar import SDAR
 from bench.data.autodetect import resolve_datasets
 from bench.run.cell import Cell
 from bench.run.cell_runner import RunContext, run_cell
-
-REPORTED = ("accuracy", "ssim", "mse", "diverged", "sdar_e_dis_loss_window", "sdar_label_acc", "sdar_decoder_mse",
-            "sdar_payload_mmd", "sdar_payload_mmd_floor", "sdar_image_mmd")
 
 
 def with_attacker_seed(seed: int) -> type[SDAR]:
@@ -46,9 +42,7 @@ def run_with_attacker_seed(cell: Cell, seed: int, data_root: Path) -> dict:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, required=True)
-    parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids")
+    parser = stored_cells_parser(__doc__)
     parser.add_argument("--attacker-seeds", required=True, help="comma list of attacker seeds")
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
@@ -59,7 +53,7 @@ def main() -> None:
             print(json.dumps({
                 "cell": cell.id, "label": cell.label(), "victim_seed": cell.seed, "attacker_seed": seed,
                 "stored_ssim": stored["metrics"].get("ssim"), "seconds": round(time.perf_counter() - started),
-                **{k: metrics.get(k) for k in REPORTED},
+                **{k: metrics.get(k) for k in RERUN_METRICS},
             }), flush=True)
 
 

@@ -11,13 +11,11 @@ carving, scoring) runs as in the grid. One JSON line per stored cell; nothing is
 """
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from pathlib import Path
 
 import torch
-from stored_sdar_cells import sdar_replaced_by, stored_sdar_cells
+from stored_sdar_cells import sdar_replaced_by, stored_cells_parser, stored_sdar_cells
 
 from attacks.sdar import SDAR
 from bench.data.autodetect import resolve_datasets
@@ -41,9 +39,7 @@ class PseudoInverseSDAR(SDAR):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, required=True)
-    parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids on learned-1x1")
+    parser = stored_cells_parser(__doc__, "comma list of stored SDAR cell ids on learned-1x1")
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
     for stored, cell in stored_sdar_cells(args.results, args.cells, defense="learned-1x1"):

@@ -15,14 +15,12 @@ the cell). One JSON line per stored cell; nothing is stored.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import time
-from pathlib import Path
 from unittest import mock
 
 import torch
-from stored_sdar_cells import stored_sdar_cells
+from stored_sdar_cells import stored_cells_parser, stored_sdar_cells
 from torch import nn
 
 import bench.run.attacker_views as attacker_views
@@ -55,9 +53,7 @@ def payloads_in_training_mode(model, x, client: int = 0, batch_size: int = RELEA
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, required=True)
-    parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids")
+    parser = stored_cells_parser(__doc__)
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
     for stored, cell in stored_sdar_cells(args.results, args.cells):

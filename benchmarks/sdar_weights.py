@@ -13,21 +13,16 @@ profile uses 0.04 / 0.1. Here stored SDAR cells are rerun with other values on t
 """
 from __future__ import annotations
 
-import argparse
 import json
 import time
 from dataclasses import replace
-from pathlib import Path
 
-from stored_sdar_cells import sdar_replaced_by, stored_sdar_cells
+from stored_sdar_cells import RERUN_METRICS, sdar_replaced_by, stored_cells_parser, stored_sdar_cells
 
 from attacks.sdar import SDAR
 from attacks.sdar_budget import BUDGETS
 from bench.data.autodetect import resolve_datasets
 from bench.run.cell_runner import RunContext, run_cell
-
-REPORTED = ("accuracy", "ssim", "mse", "diverged", "sdar_e_dis_loss_window", "sdar_label_acc", "sdar_decoder_mse",
-            "sdar_payload_mmd", "sdar_payload_mmd_floor", "sdar_image_mmd")
 
 
 def with_weights(lambda1: float, flip_rate: float) -> type[SDAR]:
@@ -42,9 +37,7 @@ def with_weights(lambda1: float, flip_rate: float) -> type[SDAR]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--results", type=Path, required=True)
-    parser.add_argument("--cells", required=True, help="comma list of stored SDAR cell ids")
+    parser = stored_cells_parser(__doc__)
     parser.add_argument("--lambda1", required=True, help="comma list of simulator adversarial weights")
     parser.add_argument("--flip-rate", type=float, default=None, help="label flip rate (default: the profile's)")
     args = parser.parse_args()
@@ -58,7 +51,7 @@ def main() -> None:
             print(json.dumps({
                 "cell": cell.id, "label": cell.label(), "lambda1": lambda1, "flip_rate": flip,
                 "stored_ssim": stored["metrics"].get("ssim"), "seconds": round(time.perf_counter() - started),
-                **{k: metrics.get(k) for k in REPORTED},
+                **{k: metrics.get(k) for k in RERUN_METRICS},
             }), flush=True)
 
 

@@ -6,6 +6,7 @@ rerun keeps the stored cell's id, so it must not land in the stored folder.
 """
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 from collections.abc import Iterator
@@ -15,6 +16,18 @@ from unittest import mock
 import bench.run.attack_cell as attack_cell
 from attacks.sdar import SDAR
 from bench.run.cell import Cell
+
+RERUN_METRICS = ("accuracy", "ssim", "mse", "diverged", "sdar_e_dis_loss_window", "sdar_label_acc", "sdar_decoder_mse",
+                 "sdar_payload_mmd", "sdar_payload_mmd_floor", "sdar_image_mmd")
+"""What a rerun of a stored SDAR cell prints: its victim, its reconstructions and SDAR's own diagnostics."""
+
+
+def stored_cells_parser(doc: str, cells_help: str = "comma list of stored SDAR cell ids") -> argparse.ArgumentParser:
+    """A script's argument parser, described by ``doc``'s first line, with ``--results`` and ``--cells``."""
+    parser = argparse.ArgumentParser(description=doc.split("\n")[0])
+    parser.add_argument("--results", type=Path, required=True)
+    parser.add_argument("--cells", required=True, help=cells_help)
+    return parser
 
 
 def stored_sdar_cells(results: Path, cell_ids: str, *, defense: str | None = None) -> Iterator[tuple[dict, Cell]]:
