@@ -146,7 +146,7 @@ def test_projection_decoders_have_matched_parameter_counts():
 
 def test_bfloat16_autocast_is_an_option_that_still_reconstructs(digits):
     # 14x14 digits: on a CPU without oneDNN's bfloat16 kernels autocast convolutions take the slow
-    # path (about 9x float32, benchmarks/RESULTS.md), and at 28x28 this test alone took minutes.
+    # path (about 8x float32, benchmarks/RESULTS.md), and at 28x28 this test alone took minutes.
     view, truth = identity_view(torch.nn.functional.avg_pool2d(digits.members.x[:1064], 2))
     out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0, budget=4.0, precision="bfloat16").run()
     assert out.reconstructions.dtype == torch.float32
