@@ -1,6 +1,7 @@
 """What the SDAR diagnostic scripts share: read stored SDAR cells, and rerun one with a replaced SDAR.
 
-Used by ``sdar_attacker_seed.py``, ``sdar_simulator_init.py`` and ``sdar_target_mode.py`` (run as
+Used by ``sdar_attacker_seed.py``, ``sdar_channel_match.py``, ``sdar_simulator_init.py``,
+``sdar_target_mode.py`` and ``sdar_weights.py`` (run as
 ``python benchmarks/<script>.py``, which puts this folder on the import path). Nothing is stored: a
 rerun keeps the stored cell's id, so it must not land in the stored folder.
 """
