@@ -17,6 +17,11 @@ retrained from the cell's seeds) reads, with the targets' true images, which onl
   without it. An upper bound on what a channel remap could give an attacker, not an attack: it uses
   paired targets.
 
+The channel readings mean what they say where the cut map keeps the victim's channels (raw, top-K's
+dense map, learned 1×1's server output). Under a projection defense the cut map is ``R z̃``, whose
+every channel mixes the whole payload, so there a 1×1 remap cannot express a mismatch inside the
+projected space; ``sim_ssim`` still applies.
+
 One JSON line per stored cell (its ``ssim`` and ``accuracy`` must match the stored ones, else the
 machine did not reproduce the cell); nothing is stored.
 
