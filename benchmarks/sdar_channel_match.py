@@ -18,9 +18,10 @@ retrained from the cell's seeds) reads, with the targets' true images, which onl
   paired targets.
 
 The channel readings mean what they say where the cut map keeps the victim's channels (raw, top-K's
-dense map, learned 1×1's server output). Under a projection defense the cut map is ``R z̃``, whose
-every channel mixes the whole payload, so there a 1×1 remap cannot express a mismatch inside the
-projected space; ``sim_ssim`` still applies.
+dense map, learned 1×1's server output). Under a projection defense both cut maps are the payload
+lifted by the same public ``R``, so each channel is the same fixed mix of the payload's coordinates:
+the channel readings say little there, and a 1×1 remap cannot express a mismatch among those
+coordinates; ``sim_ssim`` still applies.
 
 One JSON line per stored cell (its ``ssim`` and ``accuracy`` must match the stored ones, else the
 machine did not reproduce the cell); nothing is stored.
