@@ -48,24 +48,30 @@ from bench.run.cell_runner import RunContext, run_cell
 BATCH = 500
 
 
+def pixel_rows(maps: Tensor) -> Tensor:
+    """``(N, C, H, W)`` maps as ``(N·H·W, C)`` rows, one per image and position."""
+    return maps.permute(0, 2, 3, 1).reshape(-1, maps.shape[1])
+
+
 def channel_correlation(client: Tensor, simulator: Tensor) -> Tensor:
     """``(C, C)`` correlations of every client channel with every simulator channel, ``(N, C, H, W)`` maps."""
-    a, b = (m.transpose(0, 1).flatten(1) for m in (client, simulator))
-    a, b = ((m - m.mean(1, keepdim=True)) / m.std(1, correction=0, keepdim=True).clamp_min(1e-8) for m in (a, b))
-    return a @ b.T / a.shape[1]
+    a, b = ((m - m.mean(0)) / m.std(0, correction=0).clamp_min(1e-8) for m in map(pixel_rows, (client, simulator)))
+    return a.T @ b / len(a)
+
+
+def _with_bias(rows: Tensor) -> Tensor:
+    return torch.cat([rows, torch.ones(len(rows), 1)], 1)
 
 
 def least_squares_remap(source: Tensor, target: Tensor) -> Tensor:
     """``(C + 1, C)`` weights of the 1×1 map (with bias) taking ``source`` maps closest to ``target``'s."""
-    flat = lambda m: m.transpose(0, 1).flatten(1).T  # noqa: E731  (N·H·W, C)
-    x = flat(source)
-    return torch.linalg.lstsq(torch.cat([x, torch.ones(len(x), 1)], 1), flat(target)).solution
+    return torch.linalg.lstsq(_with_bias(pixel_rows(source)), pixel_rows(target)).solution
 
 
 def apply_remap(weights: Tensor, maps: Tensor) -> Tensor:
-    n, c, h, w = maps.shape
-    x = maps.permute(0, 2, 3, 1).reshape(-1, c)
-    return (torch.cat([x, torch.ones(len(x), 1)], 1) @ weights).reshape(n, h, w, -1).permute(0, 3, 1, 2)
+    """``maps`` through the 1×1 map of :func:`least_squares_remap`."""
+    n, _, h, w = maps.shape
+    return (_with_bias(pixel_rows(maps)) @ weights).reshape(n, h, w, -1).permute(0, 3, 1, 2)
 
 
 @torch.no_grad()
