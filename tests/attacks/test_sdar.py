@@ -6,6 +6,7 @@ import torch
 
 import attacks.sdar  # noqa: F401  (registers "sdar")
 from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
+from attacks.payload_moments import PayloadMomentTie
 from attacks.sdar import SDAR, sdar_diverged
 from attacks.sdar_budget import BUDGETS, SDARBudget
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, frozen, upsampling
@@ -216,6 +217,22 @@ def test_lambda1_scale_scales_the_adversarial_weight_and_the_critic_rate_only(di
     assert pre_training_attack(make_cell(), digits, lambda1_scale=1.0).config == plain.config
     with pytest.raises(ValueError, match="lambda1_scale 30 puts lambda1 at 1.2"):
         pre_training_attack(make_cell(), digits, lambda1_scale=30)
+
+
+def test_moment_tie_adds_its_weight_times_the_gap_to_the_observed_payloads_running_mean(digits):
+    g = torch.Generator().manual_seed(0)
+    real, fake = torch.randn(6, 8, 12, 12, generator=g), torch.randn(6, 8, 12, 12, generator=g)
+    losses = {}
+    for weight in (0.0, 2.0):
+        attack = pre_training_attack(make_cell(), digits, moment_tie=weight)
+        losses[weight] = attack.simulator_loss(task=torch.tensor(1.0), fake_logits=torch.zeros(6, 1), fake=fake, real=real)
+        assert (attack.payload_moments.moments is None) == (weight == 0)  # at 0 nothing is tracked
+    expected = PayloadMomentTie()
+    expected.observe(real)
+    assert float(losses[0.0]) == pytest.approx(1.0 + BUDGETS["smoke"].lambda1 * math.log(2), rel=1e-6)
+    assert float(losses[2.0] - losses[0.0]) == pytest.approx(2.0 * float(expected.gap(fake)), rel=1e-5)
+    with pytest.raises(ValueError, match="moment_tie must be >= 0"):
+        pre_training_attack(make_cell(), digits, moment_tie=-1.0)
 
 
 def test_the_grid_gives_lambda1_scale_to_sdar_alone():

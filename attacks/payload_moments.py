@@ -1,0 +1,50 @@
+"""A running per-element mean of the observed payloads' cut maps, and a simulator's standardised gap to it.
+
+SDAR ties its simulator to the client only through a payload critic. A passive server also sees the
+first moment of every cut-map element, and for a mismatch that mixes channels alike at every position
+(a 1×1 map ``M``) matching it identifies the client's code: ``M μ_p = μ_p`` at every position ``p``
+forces ``M = I`` wherever the per-position mean vectors ``μ_p`` span the channels
+(``tests/attacks/test_payload_moments.py`` checks both cases).
+"""
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+DECAY = 0.9
+"""Weight of the running moments at each observed batch (about the last ten batches count)."""
+
+
+class PayloadMomentTie:
+    """Exponential moving averages of the observed cut maps' per-element first and second moments.
+
+    Args:
+        decay: weight of the running moments at each update, in ``[0, 1)`` (0: the last batch alone).
+    """
+
+    def __init__(self, *, decay: float = DECAY) -> None:
+        if not 0 <= decay < 1:
+            raise ValueError(f"moment tie: decay must lie in [0, 1), got {decay}")
+        self.decay = decay
+        self.moments: tuple[Tensor, Tensor] | None = None
+
+    @torch.no_grad()
+    def observe(self, maps: Tensor) -> None:
+        """Fold one observed batch of cut maps ``(B, ...)`` into the running moments."""
+        batch = (maps.mean(0), maps.pow(2).mean(0))
+        if self.moments is None:
+            self.moments = batch
+        else:
+            self.moments = tuple(self.decay * old + (1 - self.decay) * new for old, new in zip(self.moments, batch))
+
+    def gap(self, maps: Tensor) -> Tensor:
+        """``mean_k ((mean_batch maps_k − μ_k) / σ_k)²`` over elements ``k``, differentiable into ``maps``.
+
+        Raises:
+            RuntimeError: before any batch was observed.
+        """
+        if self.moments is None:
+            raise RuntimeError("moment tie: no payload observed yet")
+        mean, square = self.moments
+        std = (square - mean.pow(2)).clamp_min(0).sqrt().clamp_min(1e-6)
+        return ((maps.mean(0) - mean) / std).pow(2).mean()
