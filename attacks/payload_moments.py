@@ -5,6 +5,11 @@ first moment of every cut-map element, and for a mismatch that mixes channels al
 (a 1×1 map ``M``) matching it identifies the client's code: ``M μ_p = μ_p`` at every position ``p``
 forces ``M = I`` wherever the per-position mean vectors ``μ_p`` span the channels
 (``tests/attacks/test_payload_moments.py`` checks both cases).
+
+Known limit: the gap is standardised per element, so on a sparse cut map an element that seldom or
+never fires has a spread near zero and dominates the gap. On CIFAR-10 (JPEG) top-K CR 8, 6 of the
+4,096 elements of the client's dense map never fire on 4,096 members and 721 fire on under 1 in 64;
+SDAR tied at weight 1 then loses to its critic there (diverged on seeds 0 and 1; benchmarks/RESULTS.md).
 """
 from __future__ import annotations
 
