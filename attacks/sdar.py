@@ -135,6 +135,7 @@ class SDAR(CotrainAttack):
             (:class:`~attacks.payload_moments.PayloadMomentTie`). 0 (default): SDAR as published. It
             ties the simulator to the client's channels where the payload critic lets it drift: on
             CIFAR-10 (JPEG) raw seed 2, weight 1 lifts SSIM from 0.091 to 0.242 (benchmarks/RESULTS.md).
+            On a sparse cut map (top-K's) it makes the critic win: see ``PayloadMomentTie``.
         config: an explicit configuration, overriding the profile's.
 
     Raises:
