@@ -158,7 +158,7 @@ class SDAR(CotrainAttack):
             raise ValueError(f"sdar: lambda1_scale {lambda1_scale} puts lambda1 at {budget.lambda1 * lambda1_scale:g}; "
                              "it must lie in (0, 1]")
         budget = replace(budget, lambda1=budget.lambda1 * lambda1_scale)
-        self.moment_tie = MOMENT_TIE.parse(moment_tie)
+        self.moment_tie = MOMENT_TIE.check(moment_tie)
         self.payload_moments = PayloadMomentTie()
         if view.aux is None or view.aux.inputs is None or view.aux.labels is None or len(view.aux) < 2:
             raise ValueError("sdar: the view's auxiliary data needs at least two labelled inputs")
