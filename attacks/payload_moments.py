@@ -6,10 +6,15 @@ first moment of every cut-map element, and for a mismatch that mixes channels al
 forces ``M = I`` wherever the per-position mean vectors ``μ_p`` span the channels
 (``tests/attacks/test_payload_moments.py`` checks both cases).
 
-Known limit: the gap is standardised per element, so on a sparse cut map an element that seldom or
-never fires has a spread near zero and dominates the gap. On CIFAR-10 (JPEG) top-K CR 8, 6 of the
-4,096 elements of the client's dense map never fire on 4,096 members and 721 fire on under 1 in 64;
-SDAR tied at weight 1 then loses to its critic there (diverged on seeds 0 and 1; benchmarks/RESULTS.md).
+Sparse maps: the gap is standardised per element, and on a sparse cut map an element that fires
+seldom has a running spread near zero (the running window holds about 1,200 samples at batch 64), so
+a simulator firing there once would dominate the gap. Each element's spread is therefore counted at
+least ``FLOOR`` times the map's root-mean-square spread: about the spread of an element seen firing
+once in the window on a map where one element in eight fires (top-K at CR 8). On CIFAR-10 (JPEG) top-K CR 8, 6 of
+the 4,096 elements of the client's dense map never fire on 4,096 members and 721 fire on under 1 in
+64; without the floor SDAR tied at weight 1 lost to its critic there (diverged on seeds 0 and 1;
+benchmarks/RESULTS.md). ``floored`` keeps, per gap, the share of elements the floor bound (SDAR
+reports its mean as ``sdar_tie_floored``); at 0 the gap is what it was without the floor.
 """
 from __future__ import annotations
 
@@ -18,6 +23,8 @@ from torch import Tensor
 
 DECAY = 0.9
 """Weight of the running moments at each observed batch (about the last ten batches count)."""
+FLOOR = 0.1
+"""An element's spread counts at least this fraction of the map's root-mean-square spread."""
 
 
 class PayloadMomentTie:
@@ -32,6 +39,7 @@ class PayloadMomentTie:
             raise ValueError(f"moment tie: decay must lie in [0, 1), got {decay}")
         self.decay = decay
         self.moments: tuple[Tensor, Tensor] | None = None
+        self.floored: list[float] = []
 
     @torch.no_grad()
     def observe(self, maps: Tensor) -> None:
@@ -43,7 +51,9 @@ class PayloadMomentTie:
             self.moments = tuple(self.decay * old + (1 - self.decay) * new for old, new in zip(self.moments, batch))
 
     def gap(self, maps: Tensor) -> Tensor:
-        """``mean_k ((mean_batch maps_k − μ_k) / σ_k)²`` over elements ``k``, differentiable into ``maps``.
+        """``mean_k ((mean_batch maps_k − μ_k) / σ_k)²`` over elements ``k``, differentiable into ``maps``,
+        with each ``σ_k`` at least ``FLOOR`` times the root-mean-square of the ``σ``; the share of
+        elements floored is appended to ``floored``.
 
         Raises:
             RuntimeError: before any batch was observed.
@@ -51,5 +61,7 @@ class PayloadMomentTie:
         if self.moments is None:
             raise RuntimeError("moment tie: no payload observed yet")
         mean, square = self.moments
-        std = (square - mean.pow(2)).clamp_min(0).sqrt().clamp_min(1e-6)
-        return ((maps.mean(0) - mean) / std).pow(2).mean()
+        std = (square - mean.pow(2)).clamp_min(0).sqrt()
+        floor = (FLOOR * std.pow(2).mean().sqrt()).clamp_min(1e-6)
+        self.floored.append(float((std < floor).float().mean()))
+        return ((maps.mean(0) - mean) / std.clamp_min(floor)).pow(2).mean()

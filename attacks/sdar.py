@@ -135,7 +135,7 @@ class SDAR(CotrainAttack):
             (:class:`~attacks.payload_moments.PayloadMomentTie`). 0 (default): SDAR as published. It
             ties the simulator to the client's channels where the payload critic lets it drift: on
             CIFAR-10 (JPEG) raw seed 2, weight 1 lifts SSIM from 0.091 to 0.242 (benchmarks/RESULTS.md).
-            On a sparse cut map (top-K's) it makes the critic win: see ``PayloadMomentTie``.
+            On a sparse cut map (top-K's) each element's spread is floored: see ``PayloadMomentTie``.
         config: an explicit configuration, overriding the profile's.
 
     Raises:
@@ -310,6 +310,10 @@ class SDAR(CotrainAttack):
             "sdar_decoder_mse": f"decoder MSE on the simulator's aux features (training mode), last {w} steps",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
         }
+        if self.moment_tie > 0:
+            floored = self.payload_moments.floored
+            scores["sdar_tie_floored"] = sum(floored) / len(floored)
+            notes["sdar_tie_floored"] = "moment tie: mean share of cut-map elements whose spread was floored"
         if scores["sdar_client_label_acc"] is None:
             notes["sdar_client_label_acc"] = "U-shaped SL: the server sees no client labels"
         diverged = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)

@@ -2,7 +2,7 @@
 import pytest
 import torch
 
-from attacks.payload_moments import PayloadMomentTie
+from attacks.payload_moments import FLOOR, PayloadMomentTie
 
 
 def _maps(n=256, c=4, h=3, w=3, seed=0, spread_means=True):
@@ -29,6 +29,28 @@ def test_gap_is_zero_on_the_tracked_mean_and_counts_in_tracked_stds():
     assert float(tie.gap(maps + 0.5 * std)) == pytest.approx(0.25, rel=1e-4)
     tie.observe(10 * maps)  # decay 0: the last batch alone; the gap is scale-free
     assert float(tie.gap(10 * maps + 5 * std)) == pytest.approx(0.25, rel=1e-4)
+
+
+def test_on_a_dense_map_the_floor_never_binds_and_the_gap_is_the_plain_standardised_one():
+    tie = PayloadMomentTie(decay=0.0)
+    real, fake = _maps(seed=1), _maps(seed=2)
+    tie.observe(real)
+    mean, std = real.mean(0), real.std(0, correction=0)
+    plain = ((fake.mean(0) - mean) / std).pow(2).mean()
+    assert float(tie.gap(fake)) == pytest.approx(float(plain), rel=1e-5) and tie.floored == [0.0]
+
+
+def test_a_never_firing_element_is_standardised_by_the_floor_not_by_zero():
+    real = _maps(n=64, c=2, h=2, w=2, seed=3)
+    real[:, 0, 0, 0] = 0.0  # this element never fires
+    tie = PayloadMomentTie(decay=0.0)
+    tie.observe(real)
+    fake = real.clone()
+    fake[0, 0, 0, 0] = 3.0  # the simulator fires there once in the batch
+    rms = float(real.std(0, correction=0).pow(2).mean().sqrt())
+    expected = (3.0 / 64 / (FLOOR * rms)) ** 2 / 8  # the one element's z², averaged over the 8 elements
+    assert float(tie.gap(fake)) == pytest.approx(expected, rel=1e-4)
+    assert tie.floored == [pytest.approx(1 / 8)]
 
 
 def test_gap_before_any_observation_and_a_bad_decay_fail():

@@ -235,6 +235,14 @@ def test_moment_tie_adds_its_weight_times_the_gap_to_the_observed_payloads_runni
         pre_training_attack(make_cell(), digits, moment_tie=-1.0)
 
 
+def test_a_tied_run_on_top_k_reports_how_often_the_spread_floor_bound(digits, tmp_path):
+    cell = dataclasses.replace(make_cell("topk", cr=8.0), attack_knobs={"moment_tie": 1.0})
+    metrics, notes = run_attack_cell(cell, data=digits, profile=PROFILE, cache_dir=None, artifacts_dir=tmp_path)
+    assert 0 < metrics["sdar_tie_floored"] < 1 and "floored" in notes["sdar_tie_floored"]
+    untied, _ = run_attack_cell(make_cell(), data=digits, profile=PROFILE, cache_dir=None, artifacts_dir=tmp_path)
+    assert "sdar_tie_floored" not in untied
+
+
 def test_the_grid_gives_lambda1_scale_to_sdar_alone():
     from bench.run.grid import GridSpec, expand
 
