@@ -14,7 +14,9 @@ from attacks.decoder_nets import ConvImageDecoder, fit, predict
 from attacks.fora_budget import BUDGETS, FORABudget
 from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
 from attacks.mmd import mk_mmd
+from attacks.payload_moments import PayloadMomentTie
 from attacks.view import AttackerView, Capability
+from bench.attack_knobs import BUDGET, MOMENT_TIE
 from defenses.payload import values_of
 
 
@@ -157,20 +159,29 @@ class FORA(PassiveAttack):
         profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: seeds every initialisation, batch order, interpolation and DP draw of the attack.
         budget: multiplier on the substitute's iterations and the pseudo decoder's epochs.
+        moment_tie: weight of a term in the substitute's loss, absent from the released code: the
+            standardised gap of its cut maps' batch mean to the targets' per-element mean
+            (:class:`~attacks.payload_moments.PayloadMomentTie` over the whole snapshot). 0 (default):
+            FORA as published. The MK-MMD matches the two distributions without identifying the
+            client's channels, as SDAR's payload critic does not (``benchmarks/RESULTS.md``).
         config: an explicit configuration, overriding the profile's.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or is not image data.
-        ValueError: for an unknown profile, a non-``(C, H, W)`` cut, or fewer than two targets or aux images.
+        ValueError: for an unknown profile, a non-``(C, H, W)`` cut, fewer than two targets or aux
+            images, or a ``moment_tie`` out of [0, 100].
     """
 
+    knobs = (BUDGET, MOMENT_TIE)
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
 
     def __init__(
-        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: FORABudget | None = None
+        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, moment_tie: float = 0.0,
+        config: FORABudget | None = None,
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
+        self.moment_tie = MOMENT_TIE.check(moment_tie)
         budget = scale_counts(config_for("fora", BUDGETS, profile, config), self.budget_scale, "iterations")
         budget = dataclasses.replace(budget, decoder=scale_counts(budget.decoder, self.budget_scale, "epochs"))
         if len(view.cut_shape) != 3:
@@ -181,6 +192,7 @@ class FORA(PassiveAttack):
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")
         self.config = budget
         self.history: FORAHistory | None = None
+        self.payload_moments = PayloadMomentTie(decay=0.0)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             self.substitute = Substitute(
@@ -228,6 +240,10 @@ class FORA(PassiveAttack):
         }
         if reason is not None:
             notes["diverged"] = reason
+        tied, floored = {}, self.payload_moments.floored
+        if floored:
+            tied["fora_tie_floored"] = sum(floored) / len(floored)
+            notes["fora_tie_floored"] = "moment tie: mean share of cut-map elements whose spread was floored"
         tail = max(1, math.ceil(0.1 * len(gap)))
         return AttackOutput(
             reconstructions=torch.nan_to_num(recon, nan=0.0).clamp(0.0, 1.0),
@@ -237,6 +253,7 @@ class FORA(PassiveAttack):
                 "fora_critic_gap": _finite(sum(gap[-tail:]) / tail) if gap else None,
                 "fora_iterations": float(len(mmd)),
                 **{k: _finite(v) for k, v in decoder_history.scores("fora_decoder").items()},
+                **tied,
             },
             notes=notes,
             diverged=reason is not None,
@@ -252,6 +269,9 @@ class FORA(PassiveAttack):
         substitute.train()
         critic.train()
         mmd, gap, distance = [], [], []
+        tie = self.payload_moments = PayloadMomentTie(decay=0.0)
+        if self.moment_tie > 0:
+            tie.observe(maps)  # the snapshot's exact per-element moments
         for _ in range(budget.iterations):
             z, x_a = maps[next(target_batches)], aux[next(aux_batches)]
             # (a) substitute step: the critic's gradient reaches s but its weights stay put.
@@ -259,6 +279,8 @@ class FORA(PassiveAttack):
             s = substitute.cut_map(x_a)
             loss_mmd = mk_mmd(z.flatten(1), s.flatten(1))
             loss = (1 - budget.alpha) * critic(s).mean() + budget.alpha * loss_mmd
+            if self.moment_tie > 0:
+                loss = loss + self.moment_tie * tie.gap(s)
             sub_opt.zero_grad(set_to_none=True)
             loss.backward()
             sub_opt.step()

@@ -2,9 +2,9 @@
 
 ``budget`` scales an attack's iterations and epochs; ``precision`` runs a supervised decoder under
 bfloat16 autocast; ``lambda1_scale`` scales SDAR's simulator adversarial weight; ``moment_tie`` ties
-SDAR's simulator to the observed payloads' per-element mean. Cells at a value other than the default
+SDAR's simulator, or FORA's substitute, to the observed payloads' per-element mean. Cells at a value other than the default
 study the attack (a convergence check at 4× the budget, a bfloat16 run, another SDAR weight, a tied
-simulator): :func:`bench.report.aggregate.at_default_settings` keeps them out of a table's
+simulator or substitute): :func:`bench.report.aggregate.at_default_settings` keeps them out of a table's
 attack columns and the claims, which show one attacker per configuration; the worst case reads them.
 """
 from __future__ import annotations
@@ -23,7 +23,7 @@ LAMBDA1_SCALE = Knob(
 )
 MOMENT_TIE = Knob(
     "moment_tie", float, default=0.0, minimum=0.0, maximum=100.0,
-    help="SDAR: weight of the simulator's standardised gap to the observed payloads' running mean (0 = as published)",
+    help="SDAR, FORA: weight of the simulator's (substitute's) standardised gap to the observed payloads' mean (0 = as published)",
 )
 SHARED_ATTACK_KNOBS = (BUDGET, PRECISION)
 ATTACKER_TUNING_KNOBS = (*SHARED_ATTACK_KNOBS, LAMBDA1_SCALE, MOMENT_TIE)
