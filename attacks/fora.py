@@ -192,7 +192,6 @@ class FORA(PassiveAttack):
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")
         self.config = budget
         self.history: FORAHistory | None = None
-        self.payload_moments = PayloadMomentTie(decay=0.0)
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             self.substitute = Substitute(
@@ -240,9 +239,9 @@ class FORA(PassiveAttack):
         }
         if reason is not None:
             notes["diverged"] = reason
-        tied, floored = {}, self.payload_moments.floored
-        if floored:
-            tied["fora_tie_floored"] = sum(floored) / len(floored)
+        tied = {}
+        if self.moment_tie > 0:
+            tied["fora_tie_floored"] = self.payload_moments.floored_share()
             notes["fora_tie_floored"] = "moment tie: mean share of cut-map elements whose spread was floored"
         tail = max(1, math.ceil(0.1 * len(gap)))
         return AttackOutput(

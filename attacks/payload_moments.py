@@ -13,8 +13,8 @@ least ``FLOOR`` times the map's root-mean-square spread: about the spread of an 
 once in the window on a map where one element in eight fires (top-K at CR 8). On CIFAR-10 (JPEG) top-K CR 8, 6 of
 the 4,096 elements of the client's dense map never fire on 4,096 members and 721 fire on under 1 in
 64; without the floor SDAR tied at weight 1 lost to its critic there (diverged on seeds 0 and 1;
-benchmarks/RESULTS.md). ``floored`` keeps, per gap, the share of elements the floor bound (SDAR
-reports its mean as ``sdar_tie_floored``); at 0 the gap is what it was without the floor.
+benchmarks/RESULTS.md). ``floored`` keeps, per gap, the share of elements the floor bound (``floored_share``,
+which SDAR and FORA report); at 0 the gap is what it was without the floor.
 """
 from __future__ import annotations
 
@@ -40,6 +40,10 @@ class PayloadMomentTie:
         self.decay = decay
         self.moments: tuple[Tensor, Tensor] | None = None
         self.floored: list[float] = []
+
+    def floored_share(self) -> float | None:
+        """The mean of ``floored`` over every gap taken (``None`` before the first)."""
+        return sum(self.floored) / len(self.floored) if self.floored else None
 
     @torch.no_grad()
     def observe(self, maps: Tensor) -> None:

@@ -311,8 +311,7 @@ class SDAR(CotrainAttack):
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
         }
         if self.moment_tie > 0:
-            floored = self.payload_moments.floored
-            scores["sdar_tie_floored"] = sum(floored) / len(floored)
+            scores["sdar_tie_floored"] = self.payload_moments.floored_share()
             notes["sdar_tie_floored"] = "moment tie: mean share of cut-map elements whose spread was floored"
         if scores["sdar_client_label_acc"] is None:
             notes["sdar_client_label_acc"] = "U-shaped SL: the server sees no client labels"
