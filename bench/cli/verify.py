@@ -24,8 +24,9 @@ DEFAULT_ENTRIES = "site/entries"  # where `bench site --out site` writes them
               help="Read the attacks at this budget, e.g. 4 where they converged only at ×4 (not with --integrity).")
 def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool, entries_dirs: tuple[str, ...],
                    attack_budget: float) -> None:
-    """Compare stored results with the paper's registered claims: held, not held, no leakage measured
-    (the attack is within noise of the prior's floor) or not testable (with --integrity: check every
+    """Compare stored results with the paper's registered claims: held, not held, within noise (the two
+    sides' means are closer than 2·SE of their difference), no leakage measured (the attack is within
+    noise of the prior's floor) or not testable (with --integrity: check every
     stored record against its own checksum, and every leaderboard entry's records against the sha256
     the entry holds)."""
     if entries_dirs and not integrity:

@@ -28,9 +28,9 @@ def write(root: Path, records: list[CellRecord]) -> Path:
 def results(tmp_path) -> Path:
     """Cells that decide three claims (two held, one not held); every other claim lacks cells."""
     return write(tmp_path / "results", [
-        # SDAR SSIM at CR 8: LightSplit-F (0.2 + 0.4)/2 = 0.3 < top-K (0.5 + 0.5)/2 = 0.5 → held
-        record("lightsplit-f", 0, {"ssim": 0.2}, attack="sdar", cr=8.0),
-        record("lightsplit-f", 1, {"ssim": 0.4}, attack="sdar", cr=8.0),
+        # SDAR SSIM at CR 8: LightSplit-F (0.25 + 0.35)/2 = 0.3 < top-K (0.5 + 0.5)/2 = 0.5, past 2·SE 0.1 → held
+        record("lightsplit-f", 0, {"ssim": 0.25}, attack="sdar", cr=8.0),
+        record("lightsplit-f", 1, {"ssim": 0.35}, attack="sdar", cr=8.0),
         record("topk", 0, {"ssim": 0.5}, attack="sdar", cr=8.0),
         record("topk", 1, {"ssim": 0.5}, attack="sdar", cr=8.0),
         # FORA SSIM at CR 8: LightSplit-F 0.6 is not below top-K 0.5 → not held
@@ -52,9 +52,9 @@ def test_verify_prints_one_line_per_claim_and_the_counts(capsys, results):
     assert code == 0, err
     cpu_claims = [c for c in CLAIMS if "cpu" in c.profiles]
     assert len(lines) == len(cpu_claims) + 1
-    assert lines[-1] == f"2 held, 1 not held, 0 no leakage measured, {len(cpu_claims) - 3} not testable (cpu profile)"
+    assert lines[-1] == f"2 held, 1 not held, 0 within noise, 0 no leakage measured, {len(cpu_claims) - 3} not testable (cpu profile)"
     assert ("[    held    ] mnist: sdar-ssim-lsf-below-topk-cr8 (Table II): sdar: LightSplit-F lowers SSIM more than topk "
-            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 ±1.2706 (n=2) < topk CR 8 / sdar 0.5000 ±0.0000 (n=2)") in lines
+            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 ±0.6353 (n=2) < topk CR 8 / sdar 0.5000 ±0.0000 (n=2)") in lines
     assert ("[  not held  ] mnist: fora-ssim-lsf-below-topk-cr8 (Table II): fora: LightSplit-F lowers SSIM more than topk "
             "at CR 8 — ssim: lightsplit-f CR 8 / fora 0.6000 (n=1, no CI) < topk CR 8 / fora 0.5000 (n=1, no CI)") in lines
     assert any(line.startswith("[    held    ] mnist: utility-dp-keeps-96pct ") and line.endswith(
@@ -107,7 +107,7 @@ def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):
     code, _, err = run_cli(capsys, ["verify", "--integrity", "--results", str(results), "--attack-budget", "4"])
     assert code == 2 and "--attack-budget does not apply to --integrity" in err
     code, out, _ = run_cli(capsys, ["verify", "--results", str(mixed), "--profile", "smoke"])
-    assert code == 0 and out.splitlines()[-1] == "0 held, 0 not held, 0 no leakage measured, 0 not testable (smoke profile)"
+    assert code == 0 and out.splitlines()[-1] == "0 held, 0 not held, 0 within noise, 0 no leakage measured, 0 not testable (smoke profile)"
 
 
 def test_verify_reports_no_leakage_and_an_unreached_cr(capsys, tmp_path):

@@ -1,4 +1,7 @@
-from bench.report.claims import HELD, NOT_HELD, NOT_TESTABLE, verify
+import numpy as np
+import pytest
+
+from bench.report.claims import HELD, NOT_HELD, NOT_TESTABLE, WITHIN_NOISE, verify
 from bench.report.paper_claims import Claim, Selector
 from bench.run.cell import Cell
 from bench.run.store import CellRecord, records_to_table
@@ -20,11 +23,32 @@ CLAIM = Claim("c", "Table III", "lsf below topk", "ssim", Selector("lightsplit-f
 
 
 def test_ordering_held_and_not_held_on_seed_means():
-    held = table({("lightsplit-f", 8.0, 0): (0.3, 0), ("lightsplit-f", 8.0, 1): (0.5, 0),
-                  ("topk", 8.0, 0): (0.6, 0), ("topk", 8.0, 1): (0.5, 0)})
-    assert verify(held, "cpu", [CLAIM])[0].status == HELD  # 0.4 < 0.55
+    held = table({("lightsplit-f", 8.0, 0): (0.3, 0), ("lightsplit-f", 8.0, 1): (0.32, 0),
+                  ("topk", 8.0, 0): (0.6, 0), ("topk", 8.0, 1): (0.58, 0)})
+    assert verify(held, "cpu", [CLAIM])[0].status == HELD  # 0.31 < 0.59, far past the seeds' spread
     not_held = table({("lightsplit-f", 8.0, 0): (0.7, 0), ("topk", 8.0, 0): (0.6, 0)})
     assert verify(not_held, "cpu", [CLAIM])[0].status == NOT_HELD
+
+
+def test_an_ordering_closer_than_its_noise_is_within_noise_either_way():
+    # means 0.4 < 0.55, margin 0.15; 2·SE = 2·√(0.02/2 + 0.005/2) = 0.2236
+    leaning_held = table({("lightsplit-f", 8.0, 0): (0.3, 0), ("lightsplit-f", 8.0, 1): (0.5, 0),
+                          ("topk", 8.0, 0): (0.6, 0), ("topk", 8.0, 1): (0.5, 0)})
+    verdict = verify(leaning_held, "cpu", [CLAIM])[0]
+    assert verdict.status == WITHIN_NOISE and "lean held, by +0.1500 ≤ 2·SE 0.2236" in verdict.detail
+    leaning_not = table({("lightsplit-f", 8.0, 0): (0.6, 0), ("lightsplit-f", 8.0, 1): (0.5, 0),
+                         ("topk", 8.0, 0): (0.3, 0), ("topk", 8.0, 1): (0.5, 0)})
+    verdict = verify(leaning_not, "cpu", [CLAIM])[0]
+    assert verdict.status == WITHIN_NOISE and "lean not held, by -0.1500 ≤ 2·SE 0.2236" in verdict.detail
+
+
+def test_the_noise_of_a_scaled_side_scales_with_its_factor():
+    from bench.report.claims import comparison_noise
+
+    left, right = np.array([0.9, 0.95, 1.0]), np.array([0.5, 0.7])
+    slow = 2 * np.sqrt(left.var(ddof=1) / 3 + (0.94 * right).var(ddof=1) / 2)
+    assert comparison_noise(left, right, 0.94) == pytest.approx(slow)
+    assert comparison_noise(left, right[:1], 0.94) == pytest.approx(2 * left.std(ddof=1) / np.sqrt(3))
 
 
 def test_diverged_runs_are_left_out_of_the_means():
@@ -145,8 +169,8 @@ def test_a_cr_the_defense_does_not_reach_is_not_testable():
 def test_the_verdicts_in_the_order_verify_counts_them():
     from bench.report.claims import NO_LEAKAGE, VERDICTS
 
-    assert VERDICTS == (HELD, NOT_HELD, NO_LEAKAGE, NOT_TESTABLE) == ("held", "not held", "no leakage measured",
-                                                                       "not testable")
+    assert VERDICTS == (HELD, NOT_HELD, WITHIN_NOISE, NO_LEAKAGE, NOT_TESTABLE) == (
+        "held", "not held", "within noise", "no leakage measured", "not testable")
 
 
 def test_utility_claims_read_the_victim_stored_in_attack_cells():
