@@ -21,20 +21,18 @@ Verdicts (:data:`VERDICTS`), decided in this order:
 - **within noise**: an ordering whose two sides' means are closer than the noise of their
   difference: ``|margin| ≤ 2·SE`` with ``margin`` the mean left side's distance past the target
   ``factor · mean(right) + offset`` in the claim's direction and ``SE = √(s_l²/n_l + factor²·s_r²/n_r)``
-  (unpaired, the floor's rule; a side with a single value adds 0). The seeds neither support nor
+  (:func:`bench.report.floor.difference_noise`: unpaired, the floor's rule). The seeds neither support nor
   refute the claim; the detail says which way the means lean.
 - **held** / **not held**: the comparison itself, beyond that noise.
 """
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, replace
 
-import numpy as np
 import pandas as pd
 
 from bench.report.aggregate import at_default_settings, diverged_cells, not_learned_cells, t_halfwidth, victim_view
-from bench.report.floor import FLOOR_KEYS, PRIOR, floor_metric, leakage_gap, prior_seed_values
+from bench.report.floor import FLOOR_KEYS, PRIOR, difference_noise, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.paper_claims import CLAIMS, Claim, Selector
 from bench.report.worst_case import is_image_attack
@@ -67,13 +65,6 @@ def _described(table: pd.DataFrame, selector: Selector, metric: str) -> str:
     if n < 2:
         return f"{values.mean():.4f} (n={n}, no CI)"
     return f"{values.mean():.4f} ±{t_halfwidth(values):.4f} (n={n})"
-
-
-def comparison_noise(left: np.ndarray, right: np.ndarray, factor: float = 1.0) -> float:
-    """``2·SE`` of ``mean(left) − factor·mean(right)`` over independent seeds (a side with a single
-    value adds 0), as :func:`bench.report.floor.leakage_gap` reads an attack against the floor."""
-    variance = sum(w * float(x.var(ddof=1)) / len(x) for x, w in ((left, 1.0), (right, factor ** 2)) if len(x) > 1)
-    return 2.0 * math.sqrt(variance)
 
 
 def unreached_cr(table: pd.DataFrame, selector: Selector) -> str | None:
@@ -227,7 +218,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
             verdicts.append(Verdict(claim, NO_LEAKAGE, f"{floor}; the claim's comparison: {detail}"))
             continue
         margin = target - left if claim.relation == "<" else left - target
-        noise = comparison_noise(*(_values(table, side, claim.metric)["value"].to_numpy(dtype=float)
+        noise = difference_noise(*(_values(table, side, claim.metric)["value"].to_numpy(dtype=float)
                                    for side in (claim.left, claim.right)), claim.factor)
         if abs(margin) <= noise:
             verdicts.append(Verdict(claim, WITHIN_NOISE, f"{detail}; the means lean {HELD if ok else NOT_HELD}, "

@@ -106,8 +106,14 @@ def leakage_gap(attack: np.ndarray, prior: np.ndarray, metric: str) -> tuple[flo
         ``noise = 2 · √(s_a²/n_a + s_p²/n_p)``.
     """
     a, p = np.asarray(attack, dtype=float), np.asarray(prior, dtype=float)
-    variance = sum(float(x.var(ddof=1)) / len(x) for x in (a, p) if len(x) > 1)
-    return privacy_direction(metric) * float(p.mean() - a.mean()), 2.0 * math.sqrt(variance)
+    return privacy_direction(metric) * float(p.mean() - a.mean()), difference_noise(a, p)
+
+
+def difference_noise(left: np.ndarray, right: np.ndarray, factor: float = 1.0) -> float:
+    """``2 · SE`` of ``mean(left) − factor · mean(right)`` over independent seeds:
+    ``2 · √(s_l²/n_l + factor² · s_r²/n_r)``, a side with a single value adding 0."""
+    sides = ((np.asarray(left, dtype=float), 1.0), (np.asarray(right, dtype=float), factor ** 2))
+    return 2.0 * math.sqrt(sum(w * float(x.var(ddof=1)) / len(x) for x, w in sides if len(x) > 1))
 
 
 def baseline_notes(table: pd.DataFrame, keys: list[tuple], metrics: list[str]) -> list[str]:

@@ -6,7 +6,7 @@ The prior ran under two defenses; its floor is the per-seed mean over them, then
 import numpy as np
 import pytest
 
-from bench.report.floor import FLOOR_LABEL, floor_metric, leakage_gap, prior_floor
+from bench.report.floor import FLOOR_LABEL, difference_noise, floor_metric, leakage_gap, prior_floor
 from bench.report.render import to_markdown
 from bench.report.tables import TABLES, build_table
 from tests.bench.report.handmade import runs, tidy
@@ -104,3 +104,10 @@ def test_floor_metric_and_the_noise_rule():
     assert gap == pytest.approx(0.5)
     gap, noise = leakage_gap(np.array([0.2]), np.array([0.5]), "masked_mse")  # larger = more private
     assert gap == pytest.approx(0.3) and noise == 0.0
+
+
+def test_the_noise_of_a_scaled_side_scales_with_its_factor():
+    left, right = np.array([0.9, 0.95, 1.0]), np.array([0.5, 0.7])
+    slow = 2 * np.sqrt(left.var(ddof=1) / 3 + (0.94 * right).var(ddof=1) / 2)
+    assert difference_noise(left, right, 0.94) == pytest.approx(slow)
+    assert difference_noise(left, right[:1], 0.94) == pytest.approx(2 * left.std(ddof=1) / np.sqrt(3))
