@@ -29,6 +29,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+import numpy as np
 import pandas as pd
 
 from bench.report.aggregate import at_default_settings, diverged_cells, not_learned_cells, t_halfwidth, victim_view
@@ -52,15 +53,23 @@ def _values(table: pd.DataFrame, selector: Selector, metric: str) -> pd.DataFram
     return values[values["value"].notna()]
 
 
+def _seed_values(table: pd.DataFrame, selector: Selector, metric: str) -> np.ndarray:
+    """The values of :func:`_values` as an array."""
+    return _values(table, selector, metric)["value"].to_numpy(dtype=float)
+
+
+def _mean_of(values: np.ndarray) -> float | None:
+    return float(values.mean()) if len(values) else None
+
+
 def _mean(table: pd.DataFrame, selector: Selector, metric: str) -> tuple[float | None, int]:
     """Mean over seeds of ``metric`` for ``selector``, leaving out diverged runs."""
-    values = _values(table, selector, metric)["value"]
-    return (float(values.mean()) if len(values) else None), len(values)
+    values = _seed_values(table, selector, metric)
+    return _mean_of(values), len(values)
 
 
-def _described(table: pd.DataFrame, selector: Selector, metric: str) -> str:
+def _described(values: np.ndarray) -> str:
     """``mean ±h (n=…)``: the seed mean with the half-width of its 95% t-interval (none for n = 1)."""
-    values = _values(table, selector, metric)["value"].to_numpy()
     n = len(values)
     if n < 2:
         return f"{values.mean():.4f} (n={n}, no CI)"
@@ -184,7 +193,8 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
     """The verdicts of ``claims`` on one part of a dataset's cells (one victim and cut, or one victim)."""
     verdicts = []
     for claim in claims:
-        left, _ = _mean(table, claim.left, claim.metric)
+        left_values = _seed_values(table, claim.left, claim.metric)
+        left = _mean_of(left_values)
         unreached = next(filter(None, (unreached_cr(table, s) for s in (claim.left, claim.right) if s is not None)), None)
         if unreached is not None:
             verdicts.append(Verdict(claim, NOT_TESTABLE, unreached))
@@ -195,9 +205,10 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
                 continue
             ok = abs(left - claim.value) <= claim.tolerance
             verdicts.append(Verdict(claim, HELD if ok else NOT_HELD, f"{claim.metric} "
-                                    f"{_described(table, claim.left, claim.metric)} vs paper {claim.value} ± {claim.tolerance}"))
+                                    f"{_described(left_values)} vs paper {claim.value} ± {claim.tolerance}"))
             continue
-        right, _ = _mean(table, claim.right, claim.metric)
+        right_values = _seed_values(table, claim.right, claim.metric)
+        right = _mean_of(right_values)
         if left is None or right is None:
             missing = claim.left if left is None else claim.right
             stored = bool(missing.mask(table).any())
@@ -207,10 +218,10 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
         target = claim.factor * right + claim.offset
         ok = left < target if claim.relation == "<" else left > target
         scale = (f"{claim.factor:g}×" if claim.factor != 1 else "") + (f"(+{claim.offset:g}) " if claim.offset else "")
-        right_text = _described(table, claim.right, claim.metric)
+        right_text = _described(right_values)
         if claim.factor != 1 or claim.offset:
             right_text = f"{target:.4f} = {scale}{right_text}"
-        detail = (f"{claim.metric}: {claim.left.label()} {_described(table, claim.left, claim.metric)} {claim.relation} "
+        detail = (f"{claim.metric}: {claim.left.label()} {_described(left_values)} {claim.relation} "
                   f"{claim.right.label()} {right_text}")
         side = privacy_gain_side(claim)
         floor = at_floor(table, side, claim.metric) if side is not None else None
@@ -218,8 +229,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
             verdicts.append(Verdict(claim, NO_LEAKAGE, f"{floor}; the claim's comparison: {detail}"))
             continue
         margin = target - left if claim.relation == "<" else left - target
-        noise = difference_noise(*(_values(table, side, claim.metric)["value"].to_numpy(dtype=float)
-                                   for side in (claim.left, claim.right)), claim.factor)
+        noise = difference_noise(left_values, right_values, claim.factor)
         if abs(margin) <= noise:
             verdicts.append(Verdict(claim, WITHIN_NOISE, f"{detail}; the means lean {HELD if ok else NOT_HELD}, "
                                     f"by {margin:+.4f} ≤ 2·SE {noise:.4f}"))
