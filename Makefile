@@ -1,11 +1,14 @@
 # Two set-up commands for a fresh machine (see README):
 #   make demo   installs the suite and runs the main job on the offline default
 #   make test   installs the suite with its test dependencies and runs the tests
-# CI (.ci/run) runs `make lint` (ruff, configured in pyproject.toml) and then `make test`.
+#   make mutants runs the quality tests under each mutant (tests/mutants/) and fails unless every one fails
+# CI (.ci/run) runs `make lint` (ruff, configured in pyproject.toml), `make test` and `make mutants`.
 PYTHON ?= python3
 PIP ?= $(PYTHON) -m pip
+# pytest-xdist workers: one per core (the conftest keeps each worker's torch at one thread).
+TEST_JOBS ?= auto
 
-.PHONY: install install-test demo lint test
+.PHONY: install install-test demo lint test mutants
 
 install:
 	$(PIP) install -q -e .
@@ -20,4 +23,7 @@ lint: install-test
 	$(PYTHON) -m ruff check .
 
 test: install-test
-	$(PYTHON) -m pytest tests
+	$(PYTHON) -m pytest tests -n $(TEST_JOBS) --dist loadgroup
+
+mutants: install-test
+	$(PYTHON) -m tests.mutants --jobs $(TEST_JOBS)

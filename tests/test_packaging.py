@@ -1,8 +1,13 @@
 """What ``pip install .`` puts on the path: the suite's own packages and nothing else."""
-import tomllib
 from pathlib import Path
 
+import pytest
 from setuptools import find_namespace_packages, find_packages
+
+try:
+    import tomllib
+except ModuleNotFoundError:  # Python 3.10
+    tomllib = pytest.importorskip("tomli")
 
 ROOT = Path(__file__).resolve().parents[1]
 SUITE = {"bench", "attacks", "defenses", "victims"}

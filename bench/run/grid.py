@@ -17,7 +17,7 @@ from bench.profiles import PROFILES
 from bench.registry import RegistryError
 from bench.run.cell import Cell
 from bench.run.engine import HEAD_OWNERSHIP, PROTOCOLS
-from defenses import DefenseConfigError, build_defense, knobs_of
+from defenses import DEFENSES, PAYLOAD_TRANSFORMS, DefenseConfigError, build_defense, knobs_of, split_name
 from victims import VICTIMS, Victim
 
 DEFAULT_VICTIM = {
@@ -224,10 +224,29 @@ def _defense_params(
     combos = _combinations(_defense_knobs(defense), spec.knobs, f"defense '{defense}'")
     for params in combos:
         try:
-            build_defense(defense, cut_shape=cut_shape, seed=0, per_token=per_token, **params)
+            _check_at_cut(defense, cut_shape, params, per_token)
         except DefenseConfigError as err:
             raise GridError(str(err)) from None
     return combos
+
+
+_BUILT_AT_CUT: set[tuple] = set()
+
+
+def _check_at_cut(defense: str, cut_shape: tuple[int, ...], params: dict, per_token: bool) -> None:
+    """Build the defense once at the cut (its constructor is the check); a configuration that built
+    is not built again in this process. Building can cost a QR of a d×k matrix, and a grid file
+    repeats each configuration in many blocks and seeds.
+
+    Raises:
+        DefenseConfigError: when it cannot be realised at this cut.
+    """
+    base, transforms = split_name(defense)
+    parts = (DEFENSES.get(base), *(PAYLOAD_TRANSFORMS.get(t) for t in transforms))  # a re-registered part is checked anew
+    key = (parts, tuple(cut_shape), per_token, tuple(sorted(params.items())))
+    if key not in _BUILT_AT_CUT:
+        build_defense(defense, cut_shape=cut_shape, seed=0, per_token=per_token, **params)
+        _BUILT_AT_CUT.add(key)
 
 
 def _get(registry, name: str):

@@ -9,7 +9,7 @@ from attacks.fsha_budget import BUDGETS as FSHA_BUDGETS
 from attacks.unsplit import CONFIGS as UNSPLIT_CONFIGS
 from bench.run.attacker_views import build_view
 from bench.run.training import train_victim
-from tests.attacks.test_sdar import PROFILE, digits, make_cell, pre_training_attack  # noqa: F401 (fixture)
+from tests.attacks.test_sdar import PROFILE, make_cell, pre_training_attack
 
 
 def test_every_attack_declares_the_budget_knob_with_default_one():
@@ -29,14 +29,14 @@ def test_scale_counts_is_the_identity_at_one_and_rounds_to_at_least_one():
 
 
 @pytest.mark.parametrize("budget,iterations", [(1.0, 4), (0.5, 2), (2.0, 8), (0.25, 1)])
-def test_sdar_runs_budget_iterations_per_observed_step(digits, budget, iterations):  # noqa: F811
+def test_sdar_runs_budget_iterations_per_observed_step(digits, budget, iterations):
     cell = make_cell("raw")
     attack = pre_training_attack(cell, digits, budget=budget)
     train_victim(cell, data=digits, profile=PROFILE, observers=[attack])  # 4 victim steps in smoke
     assert len(attack.history["e_dis_loss"]) == iterations
 
 
-def test_fora_fsha_and_unsplit_scale_their_counts_with_the_budget(digits):  # noqa: F811
+def test_fora_fsha_and_unsplit_scale_their_counts_with_the_budget(digits):
     cell = make_cell("raw")
     victim = train_victim(cell, data=digits, profile=PROFILE)
     view, _ = build_view(cell=cell, model=victim.model, data=digits, client_indices=victim.client_indices,

@@ -4,8 +4,6 @@ import torch
 from attacks import ATTACKS, AttackerView, Capability, Observation
 from attacks.decoder_nets import DecoderBudget, fit, parameter_count
 from attacks.projection_decoders import SignalDecoder, matched_hidden
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
@@ -14,8 +12,9 @@ from defenses import build_defense
 
 
 @pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), get_profile("cpu"))
+def digits(digits_cpu):
+    """The decoders read the cpu profile's carve: more members to train on."""
+    return digits_cpu
 
 
 _VICTIMS = {}
@@ -58,7 +57,9 @@ def identity_view(x):
 
 
 def test_reference_decoder_on_an_identity_head_reconstructs_near_perfectly(digits):
-    view, truth = identity_view(digits.members.x[:1064])
+    # 14x14 digits, the bfloat16 test's case: at 28x28 the same bar took 6x as long (MSE 0.022 of the
+    # mean image's there, 0.031 here).
+    view, truth = identity_view(torch.nn.functional.avg_pool2d(digits.members.x[:1064], 2))
     out = ATTACKS.get("decoder-ref")(view=view, profile="smoke", seed=0, budget=4.0).run()  # 8 epochs
     mse = ((out.reconstructions - truth) ** 2).mean()
     baseline = ((truth.mean(0, keepdim=True) - truth) ** 2).mean()

@@ -10,7 +10,6 @@ import math
 import pytest
 
 from attacks import ATTACKS
-from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
@@ -46,9 +45,9 @@ def _pairs():
 
 
 @pytest.fixture(scope="module")
-def datasets(tmp_path_factory):
+def datasets(digits):
     return {
-        "image": carve(DATASETS.get("digits")(tmp_path_factory.mktemp("digits")), PROFILE),
+        "image": digits,
         "tabular": carve(synthetic_har_dataset(per_activity=16, seed=0), PROFILE),
     }
 

@@ -12,8 +12,6 @@ from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_p
 from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
 from attacks.payload_moments import PayloadMomentTie
 from attacks.view import Capability
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
@@ -24,11 +22,6 @@ _VICTIMS = {}
 DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0}), ("lightsplit-l", {"cr": 8.0, "width": 32}),
             ("topk", {"cr": 8.0}), ("learned-1x1", {"cr": 8.0}), ("raw+dp", {"sigma": 0.02})]
 CUT = (8, 12, 12)  # MnistNet split-2
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), get_profile("smoke"))
 
 
 def trained_view(data, defense="raw", granted=FORA.requires, **params):

@@ -11,8 +11,7 @@ from attacks import Capability, MissingCapabilityError
 from attacks.fsha import FSHA, fsha_diverged
 from attacks.fsha_budget import BUDGETS, FSHABudget
 from attacks.view import StepView
-from bench.data import DATASETS
-from bench.data.splits import carve, partition
+from bench.data.splits import partition
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
@@ -23,11 +22,6 @@ from defenses.payload import values_of, with_values
 
 PROFILE = get_profile("smoke")
 DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0}), ("topk", {"cr": 8.0}), ("learned-1x1", {"cr": 8.0})]
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), PROFILE)
 
 
 def _cell(defense="raw", **params):

@@ -10,8 +10,6 @@ from attacks.payload_moments import PayloadMomentTie
 from attacks.sdar import SDAR, sdar_diverged
 from attacks.sdar_budget import BUDGETS, SDARBudget
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, frozen, upsampling
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
@@ -20,11 +18,6 @@ from bench.run.engine import SplitTrainer
 from bench.run.training import build_model, initial_model, train_victim
 
 PROFILE = get_profile("smoke")
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), PROFILE)
 
 
 def make_cell(defense="raw", protocol="ushaped", **params):

@@ -5,8 +5,6 @@ import torch
 
 from attacks import ATTACKS, AttackerView, Capability, MissingCapabilityError, Observation
 from attacks.unsplit import CONFIGS, UnSplit, UnSplitConfig, total_variation
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attacker_views import ClientPath, build_view
 from bench.run.cell import Cell
@@ -15,11 +13,6 @@ from defenses import build_defense
 
 SMOKE = CONFIGS["smoke"]
 _VICTIMS = {}
-
-
-@pytest.fixture(scope="module")
-def digits(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("d")), get_profile("smoke"))
 
 
 @contextmanager

@@ -6,8 +6,6 @@ import torch
 from torch import nn
 
 from attacks import ATTACKS, Capability, MissingCapabilityError
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
@@ -15,9 +13,8 @@ from bench.run.training import train_victim
 
 
 @pytest.fixture(scope="module")
-def trained(tmp_path_factory):
-    root = tmp_path_factory.mktemp("data")
-    data = carve(DATASETS.get("digits")(root), get_profile("smoke"))
+def trained(digits):
+    data = digits
     cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense="learned-1x1", defense_knobs={"cr": 8.0},
                 profile="smoke", seed=0)
     return cell, data, train_victim(cell, data=data, profile=get_profile("smoke"))
@@ -130,10 +127,10 @@ def _assert_reaches_nothing_of_the_client(view, client_tensors, private_inputs):
 
 
 @pytest.mark.parametrize("defense,knobs", _defenses_with_knobs())
-def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense, knobs, tmp_path):
+def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense, knobs, digits):
     """Per-step views (co-training and active attacks), the view before training and the trained
     view hold no client-side parameter (head, tail, the defense's client half) and no member input."""
-    data = carve(DATASETS.get("digits")(tmp_path), get_profile("smoke"))
+    data = digits
     cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, defense_knobs=knobs,
                 profile="smoke", seed=0)
     keep = _KeepEveryStep()
@@ -158,8 +155,8 @@ def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense
 
 
 @pytest.mark.parametrize("defense,knobs", [("learned-1x1+dp", {"cr": 8.0, "sigma": 0.02}), ("lightsplit-l", {"cr": 8.0, "width": 32})])
-def test_attackers_simulate_with_the_trained_server_half_and_clip_but_a_fresh_client_half(defense, knobs, tmp_path):
-    data = carve(DATASETS.get("digits")(tmp_path), get_profile("smoke"))
+def test_attackers_simulate_with_the_trained_server_half_and_clip_but_a_fresh_client_half(defense, knobs, digits):
+    data = digits
     cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, defense_knobs=knobs,
                 profile="smoke", seed=0)
     model = train_victim(cell, data=data, profile=get_profile("smoke")).model

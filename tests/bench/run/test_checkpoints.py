@@ -4,8 +4,6 @@ import os
 import pytest
 import torch
 
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run import checkpoints, training
 from bench.run.cell import Cell
@@ -17,8 +15,8 @@ SMOKE = get_profile("smoke")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("data")), SMOKE)
+def data(digits):
+    return digits
 
 
 def _checkpoint(cache_dir):

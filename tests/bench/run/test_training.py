@@ -1,8 +1,6 @@
 
 import pytest
 
-from bench.data import DATASETS
-from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.cell import Cell
 from bench.run.training import train_victim
@@ -13,8 +11,8 @@ SMOKE = get_profile("smoke")
 
 
 @pytest.fixture(scope="module")
-def data(tmp_path_factory):
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("data")), SMOKE)
+def data(digits):
+    return digits
 
 
 def test_observers_force_a_real_training_run(tmp_path, data):

@@ -43,3 +43,11 @@ def site(grid, tmp_path_factory) -> Path:
 @pytest.fixture
 def grid_copy(grid, tmp_path) -> Path:
     return Path(shutil.copytree(grid, tmp_path / "grid", ignore=shutil.ignore_patterns("checkpoints")))
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Under pytest-xdist (``--dist loadgroup``) every test of the stored grid runs on one worker, so
+    the session's grid and site are made once, not once per worker."""
+    for item in items:
+        if "grid" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.xdist_group("site-grid"))

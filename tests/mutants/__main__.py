@@ -1,0 +1,33 @@
+"""``python -m tests.mutants [--jobs N]``: every mutant against its targets; exit 1 if any survives."""
+from __future__ import annotations
+
+import argparse
+import importlib
+import subprocess
+import sys
+
+MUTANTS = ("mean_image", "zero_payload")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__)
+    parser.add_argument("--jobs", default="2", help="pytest-xdist workers per mutant ('0': none)")
+    parser.add_argument("mutants", nargs="*", default=list(MUTANTS), choices=MUTANTS)
+    args = parser.parse_args(argv)
+    survived = []
+    for name in args.mutants:
+        targets = importlib.import_module(f"tests.mutants.{name}").TARGETS
+        command = [sys.executable, "-m", "pytest", "-p", f"tests.mutants.{name}", "-p", "no:cacheprovider", "-q",
+                   "--no-header", "-rN", "--tb=line", "-n", args.jobs, *targets]
+        print(f"mutant {name}: {len(targets)} targets", flush=True)
+        if subprocess.run(command).returncode != 0:
+            survived.append(name)
+    if survived:
+        print(f"mutants not killed: {', '.join(survived)}", file=sys.stderr)
+        return 1
+    print(f"every mutant killed ({', '.join(args.mutants)})")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
