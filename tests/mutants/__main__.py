@@ -12,8 +12,12 @@ MUTANTS = ("mean_image", "zero_payload")
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__)
     parser.add_argument("--jobs", default="2", help="pytest-xdist workers per mutant ('0': none)")
-    parser.add_argument("mutants", nargs="*", default=list(MUTANTS), choices=MUTANTS)
+    parser.add_argument("mutants", nargs="*", metavar="MUTANT", help=f"any of {', '.join(MUTANTS)} (default: all)")
     args = parser.parse_args(argv)
+    unknown = sorted(set(args.mutants) - set(MUTANTS))
+    if unknown:
+        parser.error(f"unknown mutant {', '.join(unknown)} (known: {', '.join(MUTANTS)})")
+    args.mutants = args.mutants or list(MUTANTS)
     survived = []
     for name in args.mutants:
         targets = importlib.import_module(f"tests.mutants.{name}").TARGETS
