@@ -44,27 +44,33 @@ VERDICTS = (HELD, NOT_HELD, WITHIN_NOISE, NO_LEAKAGE, NOT_TESTABLE)  # the order
 CR_TOLERANCE = 0.01  # a realised CR within 1% of the nominal one tests the claim
 
 
-def _values(table: pd.DataFrame, selector: Selector, metric: str) -> pd.DataFrame:
+def left_out_cells(table: pd.DataFrame) -> set[str]:
+    """Ids of the cells no claim reads: diverged runs and those whose victim did not learn. Each is a
+    property of its cell alone, so the set for a whole table serves every selection of its cells."""
+    return diverged_cells(table) | not_learned_cells(table)
+
+
+def _values(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: set[str] | None = None) -> pd.DataFrame:
     """The finite values of ``metric`` for ``selector``, leaving out diverged runs and those whose victim
-    did not learn (rows of the table)."""
+    did not learn (rows of the table); ``left_out``: :func:`left_out_cells` of ``table``, when known."""
     rows = at_default_settings(table[selector.mask(table) & (table["status"] == "ok")])
-    left_out = diverged_cells(rows) | not_learned_cells(rows)
+    left_out = left_out_cells(rows) if left_out is None else left_out
     values = rows[(rows["metric"] == metric) & ~rows["cell_id"].isin(left_out)]
     return values[values["value"].notna()]
 
 
-def _seed_values(table: pd.DataFrame, selector: Selector, metric: str) -> np.ndarray:
+def _seed_values(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: set[str] | None = None) -> np.ndarray:
     """The values of :func:`_values` as an array."""
-    return _values(table, selector, metric)["value"].to_numpy(dtype=float)
+    return _values(table, selector, metric, left_out=left_out)["value"].to_numpy(dtype=float)
 
 
 def _mean_of(values: np.ndarray) -> float | None:
     return float(values.mean()) if len(values) else None
 
 
-def _mean(table: pd.DataFrame, selector: Selector, metric: str) -> tuple[float | None, int]:
+def _mean(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: set[str] | None = None) -> tuple[float | None, int]:
     """Mean over seeds of ``metric`` for ``selector``, leaving out diverged runs."""
-    values = _seed_values(table, selector, metric)
+    values = _seed_values(table, selector, metric, left_out=left_out)
     return _mean_of(values), len(values)
 
 
@@ -76,14 +82,14 @@ def _described(values: np.ndarray) -> str:
     return f"{values.mean():.4f} ±{t_halfwidth(values):.4f} (n={n})"
 
 
-def unreached_cr(table: pd.DataFrame, selector: Selector) -> str | None:
+def unreached_cr(table: pd.DataFrame, selector: Selector, *, left_out: set[str] | None = None) -> str | None:
     """Why ``selector`` cannot be tested when its defense does not reach its nominal CR (else None):
     the mean ``realized_cr`` of its cells, else of its victim's cells (attack ``none``), differs from
     the nominal CR by more than :data:`CR_TOLERANCE`. No stored ``realized_cr``: None."""
     if selector.cr is None:
         return None
     for attack in dict.fromkeys((selector.attack, "none")):
-        realised, _ = _mean(table, replace(selector, attack=attack), "realized_cr")
+        realised, _ = _mean(table, replace(selector, attack=attack), "realized_cr", left_out=left_out)
         if realised is not None:
             if abs(realised - selector.cr) > CR_TOLERANCE * selector.cr:
                 return (f"{selector.label()}: {selector.defense} reaches a realised CR of {realised:g} on this victim, "
@@ -104,11 +110,11 @@ def privacy_gain_side(claim: Claim) -> Selector | None:
     return claim.left if toward_privacy else claim.right
 
 
-def at_floor(table: pd.DataFrame, selector: Selector, metric: str) -> str | None:
+def at_floor(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: set[str] | None = None) -> str | None:
     """The detail when ``selector``'s attack measured no leakage on ``metric`` (within noise of the
     floor, or worse than it); None when it beat the floor or no prior cell matches its cells'
     dataset, victim and cut."""
-    attack = _values(table, selector, metric)
+    attack = _values(table, selector, metric, left_out=left_out)
     prior = prior_seed_values(table)
     if attack.empty or prior.empty:
         return None
@@ -192,10 +198,12 @@ def _settings(table: pd.DataFrame, claims: list[Claim]) -> list[tuple[str, pd.Da
 def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
     """The verdicts of ``claims`` on one part of a dataset's cells (one victim and cut, or one victim)."""
     verdicts = []
+    left_out = left_out_cells(table[table["status"] == "ok"])
     for claim in claims:
-        left_values = _seed_values(table, claim.left, claim.metric)
+        left_values = _seed_values(table, claim.left, claim.metric, left_out=left_out)
         left = _mean_of(left_values)
-        unreached = next(filter(None, (unreached_cr(table, s) for s in (claim.left, claim.right) if s is not None)), None)
+        unreached = next(filter(None, (unreached_cr(table, s, left_out=left_out) for s in (claim.left, claim.right) if s is not None)),
+                         None)
         if unreached is not None:
             verdicts.append(Verdict(claim, NOT_TESTABLE, unreached))
             continue
@@ -207,7 +215,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
             verdicts.append(Verdict(claim, HELD if ok else NOT_HELD, f"{claim.metric} "
                                     f"{_described(left_values)} vs paper {claim.value} ± {claim.tolerance}"))
             continue
-        right_values = _seed_values(table, claim.right, claim.metric)
+        right_values = _seed_values(table, claim.right, claim.metric, left_out=left_out)
         right = _mean_of(right_values)
         if left is None or right is None:
             missing = claim.left if left is None else claim.right
@@ -224,7 +232,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
         detail = (f"{claim.metric}: {claim.left.label()} {_described(left_values)} {claim.relation} "
                   f"{claim.right.label()} {right_text}")
         side = privacy_gain_side(claim)
-        floor = at_floor(table, side, claim.metric) if side is not None else None
+        floor = at_floor(table, side, claim.metric, left_out=left_out) if side is not None else None
         if floor is not None:
             verdicts.append(Verdict(claim, NO_LEAKAGE, f"{floor}; the claim's comparison: {detail}"))
             continue

@@ -223,3 +223,20 @@ def test_a_run_whose_victim_did_not_learn_is_left_out_of_the_claim():
     verdict = verify(records_to_table(records), "cpu", [CLAIM])[0]
     # with the collapsed victim's 0.01 the mean (0.155) would be below top-K's 0.2: "held" for the wrong reason
     assert verdict.status == NOT_HELD and "0.3000 (n=1, no CI)" in verdict.detail
+
+
+def test_the_left_out_cells_of_a_whole_table_give_every_selection_the_values_it_computes_alone():
+    """Oracle: verify computes the left-out cells once per table; each selection computing its own agrees."""
+    from bench.report.claims import _values, left_out_cells
+
+    records = [CellRecord(Cell(defense=d, defense_knobs={"cr": 8.0}, seed=s, attack="sdar", **BASE), "ok",
+                          {"ssim": v, "accuracy": a, "chance_accuracy": 0.1, "test_samples": 2000.0, "diverged": div})
+               for d, s, v, a, div in (("lightsplit-f", 0, 0.3, 0.9, 0.0), ("lightsplit-f", 1, 0.01, 0.1, 0.0),
+                                       ("topk", 0, 0.2, 0.9, 1.0), ("topk", 1, 0.25, 0.9, 0.0))]
+    whole = records_to_table(records)
+    left_out = left_out_cells(whole)
+    assert len(left_out) == 2  # the victim at chance and the diverged run
+    for selector in (CLAIM.left, CLAIM.right):
+        for metric in ("ssim", "accuracy"):
+            alone = _values(whole, selector, metric)
+            assert alone.equals(_values(whole, selector, metric, left_out=left_out)) and len(alone) == 1
