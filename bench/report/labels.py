@@ -18,12 +18,9 @@ METRIC_LABELS = {
     "bytes_up_per_sample": "bytes up / sample", "best_val_perplexity": "best perplexity",
     "perplexity_inflation": "inflation (× Raw)",
 }
-ATTACK_LABELS = {
-    "none": "", "sdar": "SDAR", "fora": "FORA", "decoder": "aux. decoder", "decoder-ref": "FORA ref. decoder",
-    "unsplit": "UnSplit", "fsha": "FSHA", "har-recon": "HAR recon.", "har-reid": "HAR re-ID",
-    "decoder-z": "decoder z", "decoder-z-lift": "decoder z+zRᵀ", "decoder-z-grad": "decoder z+g",
-    "decoder-fused": "decoder fused", "prior": "prior (floor)", "worst-case": "worst case",
-}
+# The columns of a report that name no registered attack: the victims' own (attack ``none``) and
+# the worst case over attacks (bench.report.table_specs.WORST). An attack's label is its class's.
+REPORT_ATTACK_LABELS = {"none": "", "worst-case": "worst case"}
 DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f-srht", "lightsplit-f+dp",
                  "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp")
 DEFENSE_LABELS = {
@@ -82,6 +79,17 @@ def metric_label(metric: str) -> str:
     base, suffix = split_scoring(metric)
     label = METRIC_LABELS.get(metric) or METRIC_LABELS.get(base, base) + (f" ({SCORING_LABELS[suffix]})" if suffix else "")
     return f"{label} {arrow(metric)}".strip()
+
+
+def attack_label(name: str) -> str:
+    """Display name of an attack: :data:`REPORT_ATTACK_LABELS` for a report's own columns, else the
+    registered attack's ``label`` (:class:`attacks.base.Attack`), else the name (an attack this
+    installation does not register)."""
+    if name in REPORT_ATTACK_LABELS:
+        return REPORT_ATTACK_LABELS[name]
+    from attacks import ATTACKS  # deferred: torch loads only where an attack is named
+
+    return ATTACKS.get(name).label if name in ATTACKS else name
 
 
 def defense_label(name: str) -> str:

@@ -4,7 +4,7 @@ Layout (every link relative, nothing loaded from the network, so it opens from `
 
     index.html                 one leaderboard per (profile, dataset)
     defenses/<defense>.html    description, knobs, rows, Pareto plot, grids beside raw's
-    attacks/<attack>.html      threat model, requirements, knobs, budgets, convergence plot
+    attacks/<attack>.html      threat model, requirements, knobs, configuration per profile, convergence plot
     entries/<entry_id>.json    one leaderboard entry each (entry.schema.json)
     entry.schema.json          the entries' schema
     grids/<cell_id>.png        reconstruction grids copied from the results folders
