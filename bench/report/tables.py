@@ -43,7 +43,7 @@ from bench.report.table_specs import (
     Column,
     TableSpec,
 )
-from bench.report.worst_case import is_image_attack, worst_case
+from bench.report.worst_case import image_attacks, worst_case
 
 __all__ = ["ABS", "ABS_RATIO", "ABS_REL", "DASH", "PCT_OF_RAW", "POINTS", "REL", "TABLES", "WORST", "BuiltTable",
            "Column", "TableSpec", "build_table"]
@@ -201,7 +201,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     header = [("", FACTOR_LABELS.get(f, f)) for f in factors]
     header += [(attack_label(c.attack or "none"), metric_label(c.metric)) for c in present]
     floor = floor_lookup(prior_floor(table))
-    floored = [c for c in present if is_image_attack(c.attack) and privacy_direction(c.metric)]
+    floored = [c for c in present if (c.attack == WORST or c.attack in image_attacks(table)) and privacy_direction(c.metric)]
     config_rows = configs.to_dict("records")
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     footnotes: list[str] = []
@@ -298,5 +298,5 @@ def _seeds(table: pd.DataFrame, spec: TableSpec, present: list[Column]) -> tuple
     rows = _keep(ok_rows(table), spec.filters)
     if not any(c.attack is None for c in present):
         shown = rows["attack"].isin([c.attack for c in present])
-        rows = rows[shown | (rows["attack"].map(is_image_attack) if any(c.attack == WORST for c in present) else False)]
+        rows = rows[shown | (rows["attack"].isin(image_attacks(rows)) if any(c.attack == WORST for c in present) else False)]
     return tuple(sorted(int(s) for s in rows["seed"].unique()))
