@@ -102,9 +102,11 @@ class Attack(ABC):
     reconstructions are scored), ``knobs`` (their settings, ``budget`` always among them) and the
     facts every registered attack declares on its class (:data:`FACTS`, checked by
     :func:`undeclared_facts`): ``kinds`` (the data kinds it applies to: ``image``, ``tabular``),
-    ``headline_metric`` (the one number its leaderboard cells and convergence test quote), ``label``
-    (its display name) and ``configs`` (its configuration per profile, one dataclass each; empty for
-    an attack without settings). They implement :meth:`run`.
+    ``headline_metric`` (the one number its leaderboard cells and convergence test quote) and
+    ``configs`` (its configuration per profile, one dataclass each; empty for an attack without
+    settings). They implement :meth:`run`. Its display name is the reports' (the paper's name,
+    :data:`bench.report.labels.ATTACK_LABELS`), which name attacks a results folder lacks without
+    importing torch.
 
     Args:
         view: what the server holds.
@@ -120,7 +122,6 @@ class Attack(ABC):
     requires: ClassVar[frozenset[Capability]] = frozenset()
     kinds: ClassVar[tuple[str, ...]]
     headline_metric: ClassVar[str]
-    label: ClassVar[str]
     configs: ClassVar[Mapping[str, Any]]
     scorings: ClassVar[tuple[Scoring, ...]] = (Scoring.AS_RETURNED,)
     knobs: ClassVar[tuple[Knob, ...]] = (BUDGET,)
@@ -228,7 +229,7 @@ def scale_counts(config: C, multiplier: float, *counts: str) -> C:
     return dataclasses.replace(config, **{n: max(1, round(getattr(config, n) * multiplier)) for n in counts})
 
 
-FACTS = ("kinds", "headline_metric", "label", "configs")  # what every registered attack declares on its class
+FACTS = ("kinds", "headline_metric", "configs")  # what every registered attack declares on its class
 
 
 def undeclared_facts(cls: type[Attack]) -> list[str]:

@@ -69,7 +69,6 @@ class ReferenceDecoder(_PairDecoder):
     """
 
     requires = frozenset({Capability.MEMBER_INPUTS})
-    label = "FORA ref. decoder"
 
     def training_pairs(self) -> tuple[Payload, Tensor]:
         return self.view.members.payloads, self.view.members.inputs
@@ -87,7 +86,6 @@ class AuxiliaryDecoder(_PairDecoder):
     """
 
     requires = frozenset({Capability.AUX_QUERIES})
-    label = "aux. decoder"
 
     def training_pairs(self) -> tuple[Payload, Tensor]:
         return self.view.aux.payloads, self.view.aux.inputs

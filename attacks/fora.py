@@ -176,7 +176,6 @@ class FORA(PassiveAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
-    label = "FORA"
     configs = CONFIGS
 
     def __init__(

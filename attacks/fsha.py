@@ -139,7 +139,6 @@ class FSHA(ActiveAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
-    label = "FSHA"
     configs = CONFIGS
 
     def __init__(

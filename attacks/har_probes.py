@@ -123,7 +123,6 @@ class HarReconstruction(PassiveAttack):
     requires = frozenset({Capability.AUX_QUERIES})
     kinds = ("tabular",)
     headline_metric = "median_r2"
-    label = "HAR recon."
     configs = CONFIGS
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
@@ -240,7 +239,6 @@ class HarReidentification(PassiveAttack):
     requires = frozenset({Capability.MEMBER_INPUTS})
     kinds = ("tabular",)
     headline_metric = "reid_accuracy"
-    label = "HAR re-ID"
     configs = CONFIGS
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:

@@ -29,7 +29,6 @@ class MeanImagePrior(PassiveAttack):
     requires = frozenset({Capability.AUX_DATA})
     kinds = ("image",)
     headline_metric = "ssim"
-    label = "prior (floor)"
     configs: ClassVar[Mapping[str, object]] = {}  # the mean aux image: nothing to size or tune, so no profile sets anything
     scorings = (Scoring.AS_RETURNED, Scoring.BLACK, Scoring.GREY)
 

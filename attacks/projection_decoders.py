@@ -108,7 +108,6 @@ class PayloadDecoder(_ProjectionAwareDecoder):
 
     signal_names = ("z",)
     requires = _REQUIRES
-    label = "decoder z"
 
 
 @ATTACKS.register("decoder-z-lift")
@@ -121,7 +120,6 @@ class LiftBackDecoder(_ProjectionAwareDecoder):
 
     signal_names = ("z", "lift")
     requires = _REQUIRES
-    label = "decoder z+zRᵀ"
 
 
 @ATTACKS.register("decoder-z-grad")
@@ -134,7 +132,6 @@ class GradientDecoder(_ProjectionAwareDecoder):
 
     signal_names = ("z", "grad")
     requires = _REQUIRES
-    label = "decoder z+g"
 
 
 @ATTACKS.register("decoder-fused")
@@ -147,4 +144,3 @@ class FusedDecoder(_ProjectionAwareDecoder):
 
     signal_names = ("z", "lift", "grad")
     requires = _REQUIRES
-    label = "decoder fused"

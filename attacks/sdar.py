@@ -148,7 +148,6 @@ class SDAR(CotrainAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
-    label = "SDAR"
     configs = CONFIGS
 
     def __init__(

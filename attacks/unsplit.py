@@ -148,7 +148,6 @@ class UnSplit(PassiveAttack):
     requires = frozenset({Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "masked_mse_minmax"  # its released scoring: the min-max normalised foreground MSE
-    label = "UnSplit"
     configs = CONFIGS
     scorings = (Scoring.AS_RETURNED, Scoring.MINMAX)  # the release min-max normalises before scoring
 

@@ -1,5 +1,5 @@
 """Every registered attack declares its facts on its class: the data kinds it reads, its headline
-metric, its display label and its configuration per profile (``attacks.base.FACTS``)."""
+metric and its configuration per profile (``attacks.base.FACTS``)."""
 import dataclasses
 
 import pytest
@@ -18,14 +18,8 @@ def test_every_registered_attack_declares_its_facts(name):
     assert undeclared_facts(cls) == [], name
     assert cls.kinds and set(cls.kinds) <= DATA_KINDS, name
     assert privacy_direction(cls.headline_metric), f"{name}: headline {cls.headline_metric} has no privacy direction"
-    assert isinstance(cls.label, str) and cls.label.strip(), name
     assert set(cls.configs) <= set(PROFILES), name
     assert all(dataclasses.is_dataclass(c) and not isinstance(c, type) for c in cls.configs.values()), name
-
-
-def test_labels_tell_the_attacks_apart():
-    labels = [ATTACKS.get(name).label for name in ATTACKS.names()]
-    assert len(set(labels)) == len(labels)
 
 
 def test_every_configured_attack_covers_the_same_profiles():
@@ -42,7 +36,6 @@ def test_a_class_missing_a_fact_is_caught():
     class Incomplete(PassiveAttack):
         kinds = ("image",)
         headline_metric = "ssim"
-        label = "incomplete"
 
         def run(self):
             return AttackOutput()

@@ -1,8 +1,9 @@
-"""The site's catalog reads what each attack class declares: its label, headline metric and
-configuration per profile (one attribute name, ``configs``, for every attack)."""
+"""The site's catalog reads what each attack class declares: its headline metric and configuration
+per profile (one attribute name, ``configs``, for every attack)."""
 import dataclasses
 
 from attacks import ATTACKS
+from bench.report.labels import attack_label
 from bench.site.catalog import attack_info
 
 PROFILES = ["smoke", "cpu", "paper"]
@@ -12,7 +13,7 @@ def test_every_configured_attack_page_shows_its_configuration_per_profile():
     for name in ATTACKS.names():
         cls = ATTACKS.get(name)
         info = attack_info(name, profiles=PROFILES)
-        assert (info.label, info.headline_metric) == (cls.label, cls.headline_metric)
+        assert (info.label, info.headline_metric) == (attack_label(name), cls.headline_metric)
         assert info.configs == {p: dataclasses.asdict(cls.configs[p]) for p in PROFILES if p in cls.configs}
 
 
