@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 from attacks.base import PassiveAttack
 from bench.attack_knobs import BUDGET, PRECISION
+from bench.profiles import INFERENCE_BATCH_SIZE
 
 
 class ConvImageDecoder(nn.Module):
@@ -181,7 +182,8 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: D
 
 
 @torch.no_grad()
-def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = 500, precision: str = "float32") -> Tensor:
+def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = INFERENCE_BATCH_SIZE,
+            precision: str = "float32") -> Tensor:
     model.eval()
     n = len(inputs[0])
     inputs = tuple(_nhwc(x) for x in inputs)

@@ -17,6 +17,7 @@ from attacks.mmd import mk_mmd
 from attacks.payload_moments import PayloadMomentTie
 from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET, MOMENT_TIE
+from bench.profiles import INFERENCE_BATCH_SIZE
 from defenses.payload import values_of
 
 
@@ -228,7 +229,7 @@ class FORA(PassiveAttack):
         history = self.history = FORAHistory(tuple(mmd), tuple(gap), tuple(distance), mmd_initial, mmd_final)
 
         with torch.no_grad():
-            aux_maps = torch.cat([frozen.cut_map(part) for part in aux.split(500)])
+            aux_maps = torch.cat([frozen.cut_map(part) for part in aux.split(INFERENCE_BATCH_SIZE)])
         decoder_history = fit(self.decoder, (aux_maps.to(dtype),), aux, config.decoder, self.seed)
         recon = predict(self.decoder, (maps,))
         reason = fora_divergence(history)

@@ -12,6 +12,7 @@ from attacks.base import ATTACKS, ActiveAttack, AttackOutput, config_for, scale_
 from attacks.fsha_config import CONFIGS, FSHAConfig
 from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
+from bench.profiles import INFERENCE_BATCH_SIZE
 from defenses.payload import Payload, detach, take, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
@@ -245,7 +246,8 @@ class FSHA(ActiveAttack):
         self.decoder.eval()
         self.defense.eval()
         dtype, payloads = next(self.decoder.parameters()).dtype, detach(payloads)
-        batches = (take(payloads, slice(i, i + 500)) for i in range(0, len(values_of(payloads)), 500))
+        n, chunk = len(values_of(payloads)), INFERENCE_BATCH_SIZE
+        batches = (take(payloads, slice(i, i + chunk)) for i in range(0, n, chunk))
         x_hat = torch.cat([self.decoder(self.cut_map(batch).to(dtype)) for batch in batches])
         finite = bool(torch.isfinite(x_hat).all())
         reconstructions = ((torch.nan_to_num(x_hat, nan=0.0) + 1) / 2).clamp(0.0, 1.0)

@@ -26,6 +26,7 @@ from attacks.sdar_nets import (
 )
 from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET, LAMBDA1_SCALE, MOMENT_TIE
+from bench.profiles import INFERENCE_BATCH_SIZE
 
 CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
 CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
@@ -283,7 +284,7 @@ class SDAR(CotrainAttack):
 
     # ---- attack -----------------------------------------------------------------------------------
     @torch.no_grad()
-    def run(self, batch_size: int = 500) -> AttackOutput:
+    def run(self, batch_size: int = INFERENCE_BATCH_SIZE) -> AttackOutput:
         """Decode the trained view's targets with ``d`` in evaluation mode, clamped to [0, 1]."""
         if not self.history["ms"]:
             raise RuntimeError("sdar: no training step was observed; run it as a co-training attack")

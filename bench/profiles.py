@@ -8,6 +8,10 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+# Samples per forward pass where nothing trains (evaluation, decoding, observing payloads and
+# gradients): a bound on memory, the same in every profile and for every attack.
+INFERENCE_BATCH_SIZE = 500
+
 
 @dataclass(frozen=True)
 class TextBudget:
@@ -70,7 +74,7 @@ class Profile:
     epochs: int
     batch_size: int
     lr: float = 1e-3
-    eval_batch_size: int = 500
+    eval_batch_size: int = INFERENCE_BATCH_SIZE
     targets: int = 1000
     text: TextBudget | None = None
 
