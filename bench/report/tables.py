@@ -201,7 +201,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     header = [("", FACTOR_LABELS.get(f, f)) for f in factors]
     header += [(attack_label(c.attack or "none"), metric_label(c.metric)) for c in present]
     floor = floor_lookup(prior_floor(table))
-    floored = [c for c in present if (c.attack == WORST or c.attack in image_attacks(table)) and privacy_direction(c.metric)]
+    images = image_attacks(table) | {WORST}
+    floored = [c for c in present if c.attack in images and privacy_direction(c.metric)]
     config_rows = configs.to_dict("records")
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     footnotes: list[str] = []

@@ -6,8 +6,8 @@ A defense is as private as its strongest attack lets it be. For each trained vic
 the most: the largest value of a metric where smaller is more private (PRIVACY_DIRECTION −1: SSIM,
 PSNR) and the smallest of one where larger is (+1: MSE, LPIPS, masked MSE). Candidates are the
 image attacks (:func:`image_attacks`: those whose rows record that they read images, the ``prior``
-floor left out), each with its own settings; the same metric name is compared across them (``ssim`` with ``ssim``,
-never with ``ssim_minmax``). A configuration where no candidate has a finite mean keeps one
+floor left out), each with its own settings; the same metric name is compared across them
+(``ssim`` with ``ssim``, never with ``ssim_minmax``). A configuration where no candidate has a finite mean keeps one
 candidate's row (NaN mean, with its note). Ties go to the first attack name.
 """
 from __future__ import annotations

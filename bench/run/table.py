@@ -107,11 +107,11 @@ def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
 
 def _facts_of(record: CellRecord) -> dict[str, str | None]:
     """The record's attack facts as table cells; those it predates, from the registry."""
-    recorded = {name: getattr(record, name) for name in ATTACK_FACTS}
-    if any(value is None for value in recorded.values()):
+    cells = _as_cells({name: getattr(record, name) for name in ATTACK_FACTS})
+    if any(value is None for value in cells.values()):
         registered = _registered_facts(record.cell.attack)
-        return {name: registered[name] if value is None else _as_cells(recorded)[name] for name, value in recorded.items()}
-    return _as_cells(recorded)
+        cells = {name: registered[name] if value is None else value for name, value in cells.items()}
+    return cells
 
 
 def with_tuning_knob_defaults(table: pd.DataFrame) -> pd.DataFrame:
