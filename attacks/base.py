@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 from abc import ABC, abstractmethod
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any, ClassVar, Protocol, TypeVar
@@ -98,15 +98,21 @@ Build = Callable[[AttackerView], "Attack"]
 class Attack(ABC):
     """Base class of every attack; subclass one of the three contracts below.
 
-    Subclasses declare ``requires`` (capabilities of the view), ``kinds`` (the data kinds they apply
-    to: ``image``, ``tabular``), ``scorings`` (how their reconstructions are scored), ``knobs``
-    (their settings, ``budget`` always among them) and implement :meth:`run`.
+    Subclasses declare ``requires`` (capabilities of the view), ``scorings`` (how their
+    reconstructions are scored), ``knobs`` (their settings, ``budget`` always among them) and the
+    facts every registered attack declares on its class (:data:`FACTS`, checked by
+    :func:`undeclared_facts`): ``kinds`` (the data kinds it applies to: ``image``, ``tabular``),
+    ``headline_metric`` (the one number its leaderboard cells and convergence test quote) and
+    ``configs`` (its configuration per profile, one dataclass each; empty for an attack without
+    settings). They implement :meth:`run`. Its display name is the reports' (the paper's name,
+    :data:`bench.report.labels.ATTACK_LABELS`), which name attacks a results folder lacks without
+    importing torch.
 
     Args:
         view: what the server holds.
-        profile: name of the budget profile (``smoke``, ``cpu``, ``paper``).
+        profile: name of the profile (``smoke``, ``cpu``, ``paper``) whose configuration applies.
         seed: the attacker's own seed.
-        budget: multiplier on every iteration and epoch count of the profile's budget.
+        budget: multiplier on every iteration and epoch count of the profile's configuration.
 
     Raises:
         MissingCapabilityError: when the view lacks a required capability or has the wrong data kind.
@@ -114,14 +120,16 @@ class Attack(ABC):
 
     threat_model: ClassVar[ThreatModel]
     requires: ClassVar[frozenset[Capability]] = frozenset()
-    kinds: ClassVar[tuple[str, ...]] = ("image",)
+    kinds: ClassVar[tuple[str, ...]]
+    headline_metric: ClassVar[str]
+    configs: ClassVar[Mapping[str, Any]]
     scorings: ClassVar[tuple[Scoring, ...]] = (Scoring.AS_RETURNED,)
     knobs: ClassVar[tuple[Knob, ...]] = (BUDGET,)
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
         self.profile = profile
         self.seed = seed
-        self.budget_scale = BUDGET.check(budget)
+        self.budget = BUDGET.check(budget)
         self.update_view(view)
 
     def update_view(self, view: AttackerView) -> None:
@@ -200,7 +208,7 @@ class ActiveAttack(Attack):
         return runs.hijacked(attack), attack
 
 
-def config_for(attack: str, configs: dict[str, C], profile: str, override: C | None = None) -> C:
+def config_for(attack: str, configs: Mapping[str, C], profile: str, override: C | None = None) -> C:
     """The attack's configuration for ``profile`` (or ``override`` when given).
 
     Raises:
@@ -219,6 +227,14 @@ def scale_counts(config: C, multiplier: float, *counts: str) -> C:
     if multiplier == 1:
         return config
     return dataclasses.replace(config, **{n: max(1, round(getattr(config, n) * multiplier)) for n in counts})
+
+
+FACTS = ("kinds", "headline_metric", "configs")  # what every registered attack declares on its class
+
+
+def undeclared_facts(cls: type[Attack]) -> list[str]:
+    """The :data:`FACTS` that ``cls`` does not declare (on itself or a base class)."""
+    return [name for name in FACTS if not hasattr(cls, name)]
 
 
 ATTACKS: Registry[type[Attack]] = Registry("attack")

@@ -10,6 +10,7 @@ from torch.nn import functional as F
 
 from attacks.base import PassiveAttack
 from bench.attack_knobs import BUDGET, PRECISION
+from bench.profiles import INFERENCE_BATCH_SIZE
 
 
 class ConvImageDecoder(nn.Module):
@@ -68,8 +69,8 @@ def parameter_count(module: nn.Module) -> int:
 
 
 @dataclass(frozen=True)
-class DecoderBudget:
-    """Training budget of a supervised decoder.
+class DecoderConfig:
+    """Training configuration of a supervised decoder (one profile's, or an attack's own).
 
     Attributes:
         epochs: the most passes over the training pairs (training stops earlier on a plateau).
@@ -90,16 +91,16 @@ class DecoderBudget:
 
     def __post_init__(self) -> None:
         if self.epochs < 1 or self.batch_size < 2 or self.lr <= 0 or self.width < 2:
-            raise ValueError(f"invalid decoder budget {self}")
+            raise ValueError(f"invalid decoder configuration {self}")
         if not 0 <= self.heldout < 0.5 or self.patience < 1:
-            raise ValueError(f"invalid decoder budget {self}: heldout in [0, 0.5), patience >= 1")
+            raise ValueError(f"invalid decoder configuration {self}: heldout in [0, 0.5), patience >= 1")
 
 
-# The supervised decoders' budgets per profile (decoder-ref, decoder and the projection-aware decoders).
-DECODER_BUDGETS = {
-    "smoke": DecoderBudget(epochs=2, width=32),
-    "cpu": DecoderBudget(epochs=40, width=64),  # a cap: held-out stopping ends most fits earlier
-    "paper": DecoderBudget(epochs=100, width=256),
+# The supervised decoders' configuration per profile (decoder-ref, decoder and the projection-aware decoders).
+DECODER_CONFIGS = {
+    "smoke": DecoderConfig(epochs=2, width=32),
+    "cpu": DecoderConfig(epochs=40, width=64),  # a cap: held-out stopping ends most fits earlier
+    "paper": DecoderConfig(epochs=100, width=256),
 }
 
 
@@ -127,34 +128,34 @@ class FitHistory:
         return out
 
 
-HELDOUT_MIN = 20  # fewer training pairs than this: no held-out part, the budget's epochs in full
+HELDOUT_MIN = 20  # fewer training pairs than this: no held-out part, the configuration's epochs in full
 
 
-def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: DecoderBudget, seed: int,
+def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: DecoderConfig, seed: int,
         precision: str = "float32") -> FitHistory:
     """Train ``model(*inputs) ≈ targets`` with MSE, stopping on a held-out part of the same pairs.
 
-    A seeded ``budget.heldout`` share of the pairs is held out; after every epoch its MSE decides:
+    A seeded ``config.heldout`` share of the pairs is held out; after every epoch its MSE decides:
     the best weights are kept, the learning rate halves after ``patience // 2`` epochs without a
-    gain, and training stops after ``patience`` such epochs or ``budget.epochs`` in all.
+    gain, and training stops after ``patience`` such epochs or ``config.epochs`` in all.
     """
     generator = torch.Generator().manual_seed(seed)
     model.to(memory_format=torch.channels_last)  # oneDNN's convolutions run about twice as fast in NHWC here
     inputs = tuple(_nhwc(x) for x in inputs)
     n = len(targets)
-    n_held = int(n * budget.heldout) if n >= HELDOUT_MIN else 0
+    n_held = int(n * config.heldout) if n >= HELDOUT_MIN else 0
     split = torch.randperm(n, generator=generator)
     train_idx, held_idx = split[n_held:], split[:n_held]
-    optimizer = torch.optim.Adam(model.parameters(), lr=budget.lr)
-    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=max(0, budget.patience // 2 - 1))
+    optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
+    scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=max(0, config.patience // 2 - 1))
     train_curve, held_curve = [], []
     best, best_epoch, best_state = math.inf, 0, None
-    for epoch in range(budget.epochs):
+    for epoch in range(config.epochs):
         model.train()
         order = train_idx[torch.randperm(len(train_idx), generator=generator)]
         total = 0.0
-        for start in range(0, len(order), budget.batch_size):
-            idx = order[start : start + budget.batch_size]
+        for start in range(0, len(order), config.batch_size):
+            idx = order[start : start + config.batch_size]
             if len(idx) < 2:
                 continue
             with autocast(precision):
@@ -173,7 +174,7 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
         if held < best:
             best, best_epoch = held, epoch
             best_state = {k: v.detach().clone() for k, v in model.state_dict().items()}
-        elif epoch - best_epoch >= budget.patience:
+        elif epoch - best_epoch >= config.patience:
             break
     if best_state is not None:
         model.load_state_dict(best_state)
@@ -181,7 +182,8 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, budget: D
 
 
 @torch.no_grad()
-def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = 500, precision: str = "float32") -> Tensor:
+def predict(model: nn.Module, inputs: tuple[Tensor, ...], batch_size: int = INFERENCE_BATCH_SIZE,
+            precision: str = "float32") -> Tensor:
     model.eval()
     n = len(inputs[0])
     inputs = tuple(_nhwc(x) for x in inputs)
@@ -204,6 +206,8 @@ class SupervisedDecoderAttack(PassiveAttack):
     """
 
     knobs = (BUDGET, PRECISION)
+    headline_metric = "ssim"
+    configs = DECODER_CONFIGS
 
     def __init__(self, *, precision: str = "float32", **kwargs) -> None:
         super().__init__(**kwargs)

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, scale_counts
-from attacks.decoder_nets import DECODER_BUDGETS, ConvImageDecoder, SupervisedDecoderAttack, VectorToMap, fit, predict
+from attacks.decoder_nets import ConvImageDecoder, SupervisedDecoderAttack, VectorToMap, fit, predict
 from attacks.view import Capability
 from defenses.payload import Payload, take
 
@@ -37,10 +37,10 @@ class _PairDecoder(SupervisedDecoderAttack):
 
     def networks(self) -> dict[str, nn.Module]:
         """The decoder, freshly initialised: a function of the cut and input shapes only."""
-        return {"decoder": image_decoder(self.view.cut_shape, self.view.input_shape, DECODER_BUDGETS[self.profile].width)}
+        return {"decoder": image_decoder(self.view.cut_shape, self.view.input_shape, self.configs[self.profile].width)}
 
     def run(self) -> AttackOutput:
-        budget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
+        config = scale_counts(self.configs[self.profile], self.budget, "epochs")
         payloads, images = self.training_pairs()
         readings = [self.view.cut_map]
         probe = take(payloads, slice(0, 8))
@@ -50,7 +50,7 @@ class _PairDecoder(SupervisedDecoderAttack):
         for read in readings:
             torch.manual_seed(self.seed)
             model = self.networks()["decoder"]
-            fits.append((model, fit(model, (read(payloads),), images, budget, self.seed, self.precision)))
+            fits.append((model, fit(model, (read(payloads),), images, config, self.seed, self.precision)))
         index = min(range(len(fits)), key=lambda i: min(fits[i][1].heldout, default=0.0))  # ties: the cut map
         model, history = fits[index]
         recon = predict(model, (readings[index](self.view.targets.payloads),), precision=self.precision)

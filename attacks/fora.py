@@ -11,12 +11,13 @@ from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, config_for, scale_counts
 from attacks.decoder_nets import ConvImageDecoder, fit, predict
-from attacks.fora_budget import BUDGETS, FORABudget
+from attacks.fora_config import CONFIGS, FORAConfig
 from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
 from attacks.mmd import mk_mmd
 from attacks.payload_moments import PayloadMomentTie
 from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET, MOMENT_TIE
+from bench.profiles import INFERENCE_BATCH_SIZE
 from defenses.payload import values_of
 
 
@@ -124,7 +125,7 @@ class FORA(PassiveAttack):
       gradient) before the substitute is frozen; the decoder's pairs are then computed in eval
       mode (released: train-mode batch statistics). ``fora_mmd_*`` use the same recalibrated copies.
     * Images stay in [0, 1] with a sigmoid decoder (released: [-1, 1], BN + tanh).
-    * The decoder trains by epochs over the aux set (``DecoderBudget``), not one step per iteration.
+    * The decoder trains by epochs over the aux set (``DecoderConfig``), not one step per iteration.
     * MK-MMD without the released constant ``2/(B − 1)`` (see :mod:`attacks.mmd`); a batch size above
       the number of targets or aux images is cut to the smaller of the two.
     * Budgets: ``paper`` = released (40,000 × 64; decoder lr 1e-4 for 512 aux epochs ≈ 40,000 steps;
@@ -175,30 +176,32 @@ class FORA(PassiveAttack):
     knobs = (BUDGET, MOMENT_TIE)
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
+    headline_metric = "ssim"
+    configs = CONFIGS
 
     def __init__(
         self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, moment_tie: float = 0.0,
-        config: FORABudget | None = None,
+        config: FORAConfig | None = None,
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
         self.moment_tie = MOMENT_TIE.check(moment_tie)
-        budget = scale_counts(config_for("fora", BUDGETS, profile, config), self.budget_scale, "iterations")
-        budget = dataclasses.replace(budget, decoder=scale_counts(budget.decoder, self.budget_scale, "epochs"))
+        config = scale_counts(config_for("fora", self.configs, profile, config), self.budget, "iterations")
+        config = dataclasses.replace(config, decoder=scale_counts(config.decoder, self.budget, "epochs"))
         if len(view.cut_shape) != 3:
             raise ValueError(f"fora needs a (C, H, W) cut, got {view.cut_shape}")
         n_targets = len(values_of(view.targets.payloads)) if view.targets.payloads is not None else 0
         n_aux = len(view.aux.inputs) if view.aux is not None and view.aux.inputs is not None else 0
         if min(n_targets, n_aux) < 2:
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")
-        self.config = budget
+        self.config = config
         self.history: FORAHistory | None = None
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             self.substitute = Substitute(
-                SubstituteHead(view.input_shape, view.cut_shape, budget.substitute_width), view.defense_factory()
+                SubstituteHead(view.input_shape, view.cut_shape, config.substitute_width), view.defense_factory()
             )
-            self.critic = ConvCritic(view.cut_shape, budget.critic_width, budget.critic_blocks)
-            self.decoder = ConvImageDecoder(view.cut_shape, view.input_shape, budget.decoder.width)
+            self.critic = ConvCritic(view.cut_shape, config.critic_width, config.critic_blocks)
+            self.decoder = ConvImageDecoder(view.cut_shape, view.input_shape, config.decoder.width)
 
     def networks(self) -> dict[str, nn.Module]:
         """The substitute head, the critic and the pseudo decoder (the defense copy is not the attacker's)."""
@@ -211,11 +214,11 @@ class FORA(PassiveAttack):
             return self._run()
 
     def _run(self) -> AttackOutput:
-        budget, view, dtype = self.config, self.view, torch.get_default_dtype()
+        config, view, dtype = self.config, self.view, torch.get_default_dtype()
         maps = view.cut_map(view.targets.payloads).to(dtype)
         aux = view.aux.inputs.to(dtype)
         generator = torch.Generator().manual_seed(self.seed)
-        n_eval = min(budget.eval_size, len(maps), len(aux))
+        n_eval = min(config.eval_size, len(maps), len(aux))
         maps_eval = maps[torch.randperm(len(maps), generator=generator)[:n_eval]]
         aux_eval = aux[torch.randperm(len(aux), generator=generator)[:n_eval]]
 
@@ -226,8 +229,8 @@ class FORA(PassiveAttack):
         history = self.history = FORAHistory(tuple(mmd), tuple(gap), tuple(distance), mmd_initial, mmd_final)
 
         with torch.no_grad():
-            aux_maps = torch.cat([frozen.cut_map(part) for part in aux.split(500)])
-        decoder_history = fit(self.decoder, (aux_maps.to(dtype),), aux, budget.decoder, self.seed)
+            aux_maps = torch.cat([frozen.cut_map(part) for part in aux.split(INFERENCE_BATCH_SIZE)])
+        decoder_history = fit(self.decoder, (aux_maps.to(dtype),), aux, config.decoder, self.seed)
         recon = predict(self.decoder, (maps,))
         reason = fora_divergence(history)
         notes = {
@@ -260,24 +263,24 @@ class FORA(PassiveAttack):
 
     def _transfer(self, maps: Tensor, aux: Tensor, generator: torch.Generator) -> tuple[list[float], ...]:
         """Phase 1: alternate substitute and critic steps; stops early at a non-finite loss."""
-        budget, substitute, critic = self.config, self.substitute, self.critic
-        size = min(budget.batch_size, len(maps), len(aux))
+        config, substitute, critic = self.config, self.substitute, self.critic
+        size = min(config.batch_size, len(maps), len(aux))
         target_batches, aux_batches = _Batches(len(maps), size, generator), _Batches(len(aux), size, generator)
-        sub_opt = torch.optim.Adam(substitute.trainable(), lr=budget.substitute_lr)
-        critic_opt = torch.optim.Adam(critic.parameters(), lr=budget.critic_lr)
+        sub_opt = torch.optim.Adam(substitute.trainable(), lr=config.substitute_lr)
+        critic_opt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)
         substitute.train()
         critic.train()
         mmd, gap, distance = [], [], []
         tie = self.payload_moments = PayloadMomentTie(decay=0.0)
         if self.moment_tie > 0:
             tie.observe(maps)  # the snapshot's exact per-element moments
-        for _ in range(budget.iterations):
+        for _ in range(config.iterations):
             z, x_a = maps[next(target_batches)], aux[next(aux_batches)]
             # (a) substitute step: the critic's gradient reaches s but its weights stay put.
             critic.requires_grad_(False)
             s = substitute.cut_map(x_a)
             loss_mmd = mk_mmd(z.flatten(1), s.flatten(1))
-            loss = (1 - budget.alpha) * critic(s).mean() + budget.alpha * loss_mmd
+            loss = (1 - config.alpha) * critic(s).mean() + config.alpha * loss_mmd
             if self.moment_tie > 0:
                 loss = loss + self.moment_tie * tie.gap(s)
             sub_opt.zero_grad(set_to_none=True)
@@ -287,7 +290,7 @@ class FORA(PassiveAttack):
             # (b) critic step on the same batches, substitute maps of (a) detached.
             s = s.detach()
             wasserstein = critic(z).mean() - critic(s).mean()
-            penalty = gradient_penalty(critic, s, z, weight=budget.lambda_gp, generator=generator)
+            penalty = gradient_penalty(critic, s, z, weight=config.lambda_gp, generator=generator)
             critic_opt.zero_grad(set_to_none=True)
             (wasserstein + penalty).backward()
             critic_opt.step()

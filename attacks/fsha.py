@@ -9,9 +9,10 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, ActiveAttack, AttackOutput, config_for, scale_counts
-from attacks.fsha_budget import BUDGETS, FSHABudget
+from attacks.fsha_config import CONFIGS, FSHAConfig
 from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
+from bench.profiles import INFERENCE_BATCH_SIZE
 from defenses.payload import Payload, detach, take, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
@@ -138,29 +139,31 @@ class FSHA(ActiveAttack):
 
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
+    headline_metric = "ssim"
+    configs = CONFIGS
 
     def __init__(
-        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: FSHABudget | None = None
+        self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, config: FSHAConfig | None = None
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
-        budget = scale_counts(config_for("fsha", BUDGETS, profile, config), self.budget_scale, "epochs")
+        config = scale_counts(config_for("fsha", self.configs, profile, config), self.budget, "epochs")
         if view.aux is None or view.aux.inputs is None or len(view.aux.inputs) < 2:
             raise ValueError("fsha: the view holds fewer than two aux images")
         cut = tuple(view.cut_shape)
         if len(cut) != 3:
             raise ValueError(f"fsha: needs a (C, h, w) cut map, got cut shape {cut}")
-        self.config = budget
+        self.config = config
         self.aux = view.aux.inputs
         # Built in a forked RNG state: constructing the attack draws nothing from the victim's RNG.
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(seed)
             self.defense = view.defense_factory()
-            self.pilot = Pilot(view.input_shape, cut, budget.pilot_width)
-            self.decoder = Decoder(cut, view.input_shape, budget.decoder_width)
-            self.critic = Critic(cut, budget.critic_width, budget.critic_blocks)
+            self.pilot = Pilot(view.input_shape, cut, config.pilot_width)
+            self.decoder = Decoder(cut, view.input_shape, config.decoder_width)
+            self.critic = Critic(cut, config.critic_width, config.critic_blocks)
         autoencoder = [*self.pilot.parameters(), *self.decoder.parameters(), *self.defense.client_parameters()]
-        self.ae_optimizer = torch.optim.Adam(autoencoder, lr=budget.lr_autoencoder)
-        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=budget.lr_critic)
+        self.ae_optimizer = torch.optim.Adam(autoencoder, lr=config.lr_autoencoder)
+        self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.lr_critic)
         self.generator = torch.Generator().manual_seed(seed)
         self.history: list[dict[str, float]] = []
         self._order = torch.empty(0, dtype=torch.long)
@@ -171,12 +174,12 @@ class FSHA(ActiveAttack):
 
     @property
     def hijacked_epochs(self) -> int:
-        """The hijacked run lasts the budget's epochs (one FSHA iteration per victim step)."""
+        """The hijacked run lasts the configuration's epochs (one FSHA iteration per victim step)."""
         return self.config.epochs
 
     @property
     def hijacked_client_lr(self) -> float:
-        """The hijacked client's learning rate (App. B-C5: 1e-4), the budget's ``client_lr``."""
+        """The hijacked client's learning rate (App. B-C5: 1e-4), the configuration's ``client_lr``."""
         return self.config.client_lr
 
     def _aux_batch(self, n: int) -> Tensor:
@@ -243,7 +246,8 @@ class FSHA(ActiveAttack):
         self.decoder.eval()
         self.defense.eval()
         dtype, payloads = next(self.decoder.parameters()).dtype, detach(payloads)
-        batches = (take(payloads, slice(i, i + 500)) for i in range(0, len(values_of(payloads)), 500))
+        n, chunk = len(values_of(payloads)), INFERENCE_BATCH_SIZE
+        batches = (take(payloads, slice(i, i + chunk)) for i in range(0, n, chunk))
         x_hat = torch.cat([self.decoder(self.cut_map(batch).to(dtype)) for batch in batches])
         finite = bool(torch.isfinite(x_hat).all())
         reconstructions = ((torch.nan_to_num(x_hat, nan=0.0) + 1) / 2).clamp(0.0, 1.0)

@@ -24,8 +24,8 @@ from defenses.payload import as_vector
 
 
 @dataclass(frozen=True)
-class ProbeBudget:
-    """What one profile lets the HAR probes spend.
+class ProbeConfig:
+    """What one profile lets the HAR probes spend: their epochs and hyper-parameters.
 
     Attributes:
         epochs: decoder training epochs, 1..10,000.
@@ -54,23 +54,23 @@ class ProbeBudget:
             raise ValueError(f"reid_max_iter must lie in 10..100000, got {self.reid_max_iter}")
 
 
-BUDGETS: dict[str, ProbeBudget] = {
-    "smoke": ProbeBudget(epochs=15),  # seconds on a few hundred samples
-    "cpu": ProbeBudget(epochs=40),  # well under a minute on 2,000 non-members, 2 cores
-    "paper": ProbeBudget(epochs=100),
+CONFIGS: dict[str, ProbeConfig] = {
+    "smoke": ProbeConfig(epochs=15),  # seconds on a few hundred samples
+    "cpu": ProbeConfig(epochs=40),  # well under a minute on 2,000 non-members, 2 cores
+    "paper": ProbeConfig(epochs=100),
 }
 
 
-def budget_for(profile: str) -> ProbeBudget:
-    """The probes' budget for ``profile``.
+def probe_config(profile: str) -> ProbeConfig:
+    """The probes' configuration for ``profile``.
 
     Raises:
-        KeyError: for a profile without a budget.
+        KeyError: for a profile without one.
     """
     try:
-        return BUDGETS[profile]
+        return CONFIGS[profile]
     except KeyError:
-        raise KeyError(f"no HAR probe budget for profile '{profile}' (known: {', '.join(BUDGETS)})") from None
+        raise KeyError(f"no HAR probe configuration for profile '{profile}' (known: {', '.join(CONFIGS)})") from None
 
 
 def _standardiser(x: Tensor) -> tuple[Tensor, Tensor]:
@@ -111,7 +111,7 @@ class HarReconstruction(PassiveAttack):
 
     Args:
         view: what the server holds; ``view.aux`` must carry payloads and inputs.
-        profile: budget profile (see :data:`BUDGETS`).
+        profile: the profile whose configuration applies (see :data:`CONFIGS`).
         budget: multiplier on the training epochs (and the re-identification probe's iteration cap).
         seed: seeds the decoder's initialisation, the holdout slice and the batch order.
 
@@ -122,10 +122,12 @@ class HarReconstruction(PassiveAttack):
 
     requires = frozenset({Capability.AUX_QUERIES})
     kinds = ("tabular",)
+    headline_metric = "median_r2"
+    configs = CONFIGS
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
-        self.config = scale_counts(budget_for(profile), self.budget_scale, "epochs", "reid_max_iter")
+        self.config = scale_counts(probe_config(profile), self.budget, "epochs", "reid_max_iter")
         aux = view.aux
         if aux is None or aux.payloads is None or aux.inputs is None:
             raise MissingCapabilityError("HarReconstruction needs the non-members' payloads and inputs in view.aux")
@@ -133,7 +135,7 @@ class HarReconstruction(PassiveAttack):
             raise ValueError(f"HarReconstruction needs at least 2 non-member pairs, got {len(aux.inputs)}")
 
     def run(self) -> AttackOutput:
-        budget, aux = self.config, self.view.aux
+        config, aux = self.config, self.view.aux
         p = as_vector(aux.payloads).detach().float().cpu()
         x = aux.inputs.detach().float().flatten(1).cpu()
         p_mean, p_std = _standardiser(p)
@@ -142,18 +144,18 @@ class HarReconstruction(PassiveAttack):
 
         generator = torch.Generator().manual_seed(self.seed)
         order = torch.randperm(len(x), generator=generator)
-        n_hold = max(1, round(budget.holdout * len(x)))
+        n_hold = max(1, round(config.holdout * len(x)))
         hold, fit = order[:n_hold], order[n_hold:]
         with torch.random.fork_rng(devices=[]):
             torch.manual_seed(self.seed)
             decoder = _decoder(p.shape[1], x.shape[1])
-        optimiser = torch.optim.Adam(decoder.parameters(), lr=budget.lr)
+        optimiser = torch.optim.Adam(decoder.parameters(), lr=config.lr)
 
         best = (math.inf, 0, copy.deepcopy(decoder.state_dict()))
         diverged = False
-        for epoch in range(1, budget.epochs + 1):
+        for epoch in range(1, config.epochs + 1):
             decoder.train()
-            for batch in torch.randperm(len(fit), generator=generator).split(budget.batch_size):
+            for batch in torch.randperm(len(fit), generator=generator).split(config.batch_size):
                 idx = fit[batch]
                 loss = nn.functional.mse_loss(decoder(p[idx]), x[idx])
                 if not torch.isfinite(loss):
@@ -226,7 +228,7 @@ class HarReidentification(PassiveAttack):
 
     Args:
         view: what the server holds; ``view.members`` must carry payloads and groups (subject ids).
-        profile: budget profile (see :data:`BUDGETS`).
+        profile: the profile whose configuration applies (see :data:`CONFIGS`).
         budget: multiplier on the training epochs (and the re-identification probe's iteration cap).
         seed: the classifier's ``random_state``.
 
@@ -236,10 +238,12 @@ class HarReidentification(PassiveAttack):
 
     requires = frozenset({Capability.MEMBER_INPUTS})
     kinds = ("tabular",)
+    headline_metric = "reid_accuracy"
+    configs = CONFIGS
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
-        self.config = scale_counts(budget_for(profile), self.budget_scale, "epochs", "reid_max_iter")
+        self.config = scale_counts(probe_config(profile), self.budget, "epochs", "reid_max_iter")
         members = view.members
         if members is None or members.payloads is None or members.groups is None:
             raise MissingCapabilityError(

@@ -1,6 +1,9 @@
 """The floor: an attacker who never reads the payload."""
 from __future__ import annotations
 
+from collections.abc import Mapping
+from typing import ClassVar
+
 import torch
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, Scoring
@@ -25,6 +28,8 @@ class MeanImagePrior(PassiveAttack):
 
     requires = frozenset({Capability.AUX_DATA})
     kinds = ("image",)
+    headline_metric = "ssim"
+    configs: ClassVar[Mapping[str, object]] = {}  # the mean aux image: nothing to size or tune, so no profile sets anything
     scorings = (Scoring.AS_RETURNED, Scoring.BLACK, Scoring.GREY)
 
     def run(self) -> AttackOutput:

@@ -11,9 +11,8 @@ from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, scale_counts
 from attacks.decoder_nets import (
-    DECODER_BUDGETS,
     ConvImageDecoder,
-    DecoderBudget,
+    DecoderConfig,
     SupervisedDecoderAttack,
     VectorToMap,
     fit,
@@ -76,19 +75,19 @@ class _ProjectionAwareDecoder(SupervisedDecoderAttack):
         """A decoder on signals of widths ``dims``, sized to the parameter count of the fused decoder on
         an undefended cut (three signals of the cut's size), so that every defense of a cut faces the
         same capacity."""
-        view, width = self.view, DECODER_BUDGETS[self.profile].width
+        view, width = self.view, self.configs[self.profile].width
         full = [math.prod(view.cut_shape)] * 3
         reference = parameter_count(SignalDecoder(full, REFERENCE_HIDDEN, view.input_shape, width))
         return SignalDecoder(dims, matched_hidden(dims, reference, view.input_shape, width), view.input_shape, width)
 
     def run(self) -> AttackOutput:
         torch.manual_seed(self.seed)
-        budget: DecoderBudget = scale_counts(DECODER_BUDGETS[self.profile], self.budget_scale, "epochs")
+        config: DecoderConfig = scale_counts(self.configs[self.profile], self.budget, "epochs")
         view = self.view
         train = signals(view, view.members, self.signal_names)
         target = signals(view, view.targets, self.signal_names)
         model = self._decoder([x.shape[1] for x in train])  # the signals once, not again in networks()
-        history = fit(model, train, view.members.inputs, budget, self.seed, self.precision)
+        history = fit(model, train, view.members.inputs, config, self.seed, self.precision)
         recon = predict(model, target, precision=self.precision)
         return AttackOutput(
             reconstructions=recon.clamp(0, 1),

@@ -12,7 +12,7 @@ from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
 from attacks.payload_moments import PayloadMomentTie
-from attacks.sdar_budget import BUDGETS, SDARBudget
+from attacks.sdar_config import CONFIGS, SDARConfig
 from attacks.sdar_diagnostics import MIN_SAMPLES, simulator_gap
 from attacks.sdar_nets import (
     MapDiscriminator,
@@ -26,6 +26,7 @@ from attacks.sdar_nets import (
 )
 from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET, LAMBDA1_SCALE, MOMENT_TIE
+from bench.profiles import INFERENCE_BATCH_SIZE
 
 CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
 CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
@@ -147,22 +148,24 @@ class SDAR(CotrainAttack):
     knobs = (BUDGET, LAMBDA1_SCALE, MOMENT_TIE)
     requires = frozenset({Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
+    headline_metric = "ssim"
+    configs = CONFIGS
 
     def __init__(
         self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, lambda1_scale: float = 1.0,
-        moment_tie: float = 0.0, config: SDARBudget | None = None,
+        moment_tie: float = 0.0, config: SDARConfig | None = None,
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
-        budget = config_for("sdar", BUDGETS, profile, config)
-        if not 0 < budget.lambda1 * lambda1_scale <= 1:
-            raise ValueError(f"sdar: lambda1_scale {lambda1_scale} puts lambda1 at {budget.lambda1 * lambda1_scale:g}; "
+        config = config_for("sdar", self.configs, profile, config)
+        if not 0 < config.lambda1 * lambda1_scale <= 1:
+            raise ValueError(f"sdar: lambda1_scale {lambda1_scale} puts lambda1 at {config.lambda1 * lambda1_scale:g}; "
                              "it must lie in (0, 1]")
-        budget = replace(budget, lambda1=budget.lambda1 * lambda1_scale)
+        config = replace(config, lambda1=config.lambda1 * lambda1_scale)
         self.moment_tie = MOMENT_TIE.check(moment_tie)
         self.payload_moments = PayloadMomentTie()
         if view.aux is None or view.aux.inputs is None or view.aux.labels is None or len(view.aux) < 2:
             raise ValueError("sdar: the view's auxiliary data needs at least two labelled inputs")
-        self.config = budget
+        self.config = config
         self.aux_x, self.aux_y = view.aux.inputs, view.aux.labels
         self.generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
@@ -214,7 +217,7 @@ class SDAR(CotrainAttack):
         if self.steps_seen == 0 and (view.labels is not None) != self.conditional:
             self._build(conditional=view.labels is not None)  # vanilla SL: the server sees labels
         self.steps_seen += 1
-        target = max(1, math.floor(self.steps_seen * self.budget_scale + 1e-9))  # at least one iteration
+        target = max(1, math.floor(self.steps_seen * self.budget + 1e-9))  # at least one iteration
         for _ in range(target - len(self.history["ms"])):
             started, cpu_started = time.perf_counter(), time.process_time()
             step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
@@ -281,7 +284,7 @@ class SDAR(CotrainAttack):
 
     # ---- attack -----------------------------------------------------------------------------------
     @torch.no_grad()
-    def run(self, batch_size: int = 500) -> AttackOutput:
+    def run(self, batch_size: int = INFERENCE_BATCH_SIZE) -> AttackOutput:
         """Decode the trained view's targets with ``d`` in evaluation mode, clamped to [0, 1]."""
         if not self.history["ms"]:
             raise RuntimeError("sdar: no training step was observed; run it as a co-training attack")

@@ -19,7 +19,7 @@ MODES = ("batched", "per_image")
 
 @dataclass(frozen=True)
 class UnSplitConfig:
-    """Budget and hyper-parameters of UnSplit.
+    """Step counts and hyper-parameters of UnSplit for one profile.
 
     Attributes:
         n_targets: how many of the view's targets to attack (the first ones, in order).
@@ -137,7 +137,7 @@ class UnSplit(PassiveAttack):
         profile: budget profile (``smoke``, ``cpu``, ``paper``), used unless ``config`` is given.
         seed: the attacker's seed (clone initialisations).
         budget: multiplier on the number of alternations (``outer_steps``).
-        config: an explicit budget, overriding the profile's.
+        config: an explicit configuration, overriding the profile's.
         mode: ``"batched"`` or ``"per_image"``.
 
     Raises:
@@ -147,6 +147,8 @@ class UnSplit(PassiveAttack):
 
     requires = frozenset({Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
+    headline_metric = "masked_mse_minmax"  # its released scoring: the min-max normalised foreground MSE
+    configs = CONFIGS
     scorings = (Scoring.AS_RETURNED, Scoring.MINMAX)  # the release min-max normalises before scoring
 
     def __init__(
@@ -160,7 +162,7 @@ class UnSplit(PassiveAttack):
         mode: str = "batched",
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
-        config = scale_counts(config_for("unsplit", CONFIGS, profile, config), self.budget_scale, "outer_steps")
+        config = scale_counts(config_for("unsplit", self.configs, profile, config), self.budget, "outer_steps")
         if mode not in MODES:
             raise ValueError(f"unsplit: unknown mode '{mode}' (known: {', '.join(MODES)})")
         if view.targets.payloads is None or len(view.targets) == 0:

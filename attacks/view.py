@@ -19,6 +19,7 @@ from enum import Enum
 import torch
 from torch import Tensor, nn
 
+from bench.profiles import INFERENCE_BATCH_SIZE
 from defenses.base import Defense
 from defenses.payload import Payload, take, values_of
 
@@ -125,7 +126,7 @@ class AttackerView:
     defense_factory: Callable[..., Defense] | None = None
 
     @torch.no_grad()
-    def lift(self, payloads: Payload, batch_size: int = 500) -> Tensor:
+    def lift(self, payloads: Payload, batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
         """What the server feeds its backbone: ``payloads`` decoded by the server half of the defense
         (LightSplit-F: ``R z̃``; LightSplit-L: its learned lift; learned 1×1: the server conv; top-K:
         the dense sparse map), in evaluation mode."""
@@ -134,7 +135,7 @@ class AttackerView:
         return torch.cat([decode(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
 
     @torch.no_grad()
-    def cut_map(self, payloads: Payload, batch_size: int = 500) -> Tensor:
+    def cut_map(self, payloads: Payload, batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
         """The public cut-shaped map of ``payloads`` (:meth:`Defense.cut_map`: raw z, ``R z̃`` for every
         projection, the dense top-K map, the server 1×1 output), what every attack reads so that one
         attacker network serves every defense of a cut."""

@@ -8,10 +8,14 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, replace
 
+# Samples per forward pass where nothing trains (evaluation, decoding, observing payloads and
+# gradients): a bound on memory, the same in every profile and for every attack.
+INFERENCE_BATCH_SIZE = 500
+
 
 @dataclass(frozen=True)
-class TextBudget:
-    """Sizes and budgets of a language-modelling cell (``wikitext-*`` with a ``gpt2`` victim).
+class TextConfig:
+    """Sizes and step counts of a language-modelling cell (``wikitext-*`` with a ``gpt2`` victim), per profile.
 
     Attributes:
         block_tokens: tokens per training and evaluation block (the paper: 256).
@@ -41,9 +45,9 @@ class TextBudget:
         for name in ("block_tokens", "batch_size", "steps", "eval_every", "eval_blocks", "train_blocks", "vocab"):
             value = getattr(self, name)
             if value is not None and value < 1:
-                raise ValueError(f"text budget: {name} must be >= 1, got {value}")
+                raise ValueError(f"text configuration: {name} must be >= 1, got {value}")
         if self.lr <= 0:
-            raise ValueError(f"text budget: lr must be positive, got {self.lr}")
+            raise ValueError(f"text configuration: lr must be positive, got {self.lr}")
 
 
 @dataclass(frozen=True)
@@ -60,7 +64,7 @@ class Profile:
         lr: Adam learning rate of every party.
         eval_batch_size: batch size for evaluation passes.
         targets: members attacked per cell (attacks may take a subset within their own budget).
-        text: the budget of language-modelling cells (the image and tabular sizes above do not apply).
+        text: the configuration of language-modelling cells (the image and tabular sizes above do not apply).
     """
 
     name: str
@@ -70,9 +74,9 @@ class Profile:
     epochs: int
     batch_size: int
     lr: float = 1e-3
-    eval_batch_size: int = 500
+    eval_batch_size: int = INFERENCE_BATCH_SIZE
     targets: int = 1000
-    text: TextBudget | None = None
+    text: TextConfig | None = None
 
     def __post_init__(self) -> None:
         for field in ("members", "nonmembers", "test"):
@@ -86,18 +90,18 @@ class Profile:
         return asdict(self)
 
 
-SMOKE_TEXT = TextBudget(
+SMOKE_TEXT = TextConfig(
     block_tokens=256, batch_size=2, steps=4, eval_every=2, eval_blocks=4, train_blocks=16, lr=1e-3, vocab=300
 )
 # Fresh models on the offline WikiText-2 validation text (about 1,100 blocks of a 4,096-token BPE):
 # 150 steps of 8 blocks is about one pass. A trained BPE replaces GPT-2's 50,257-token output layer,
 # which costs 6x the small model's step (benchmarks/lm_vocab_cost.py).
-CPU_TEXT = TextBudget(
+CPU_TEXT = TextConfig(
     block_tokens=256, batch_size=8, steps=150, eval_every=30, eval_blocks=128, train_blocks=None, lr=1e-3, vocab=4096
 )
 # App. B-B5: 80,000 blocks of 256 tokens at batch 8 (10,000 steps), learning rate 5e-5, 1,500
 # held-out blocks, GPT-2's tokenizer (pretrained weights where the user has them).
-PAPER_TEXT = TextBudget(
+PAPER_TEXT = TextConfig(
     block_tokens=256, batch_size=8, steps=10_000, eval_every=500, eval_blocks=1500, train_blocks=80_000, lr=5e-5,
     vocab=None,
 )

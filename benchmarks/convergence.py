@@ -21,7 +21,7 @@ import pandas as pd
 
 from bench.report.aggregate import config_fields
 from bench.report.convergence import convergence
-from bench.report.headline import headline_metric
+from bench.run.table import headline_metrics, with_attack_facts
 
 
 def _verdict(gain: float, tolerance: float) -> str:
@@ -41,15 +41,17 @@ def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
     would cost). A gain compares the two budgets on the seeds stored at both (``seeds x4 vs x1``),
     so a budget run on fewer seeds is never compared with another seed's run. Configurations are told
     apart by every factor (λ_WCC, DP σ, victim, ...); only the factors that vary get a column."""
+    long = with_attack_facts(long)  # a results.csv collected before rows recorded the headline metric
     ok = long[(long["status"] == "ok") & long["attack"].ne("none")].copy()
     ok["attack_budget"] = pd.to_numeric(ok["attack_budget"], errors="coerce").fillna(1.0)
     if "attack_precision" in ok:
         ok = ok[ok["attack_precision"].isna() | ok["attack_precision"].eq("float32")]
     keys = [c for c in config_fields(ok) if c not in ("attack_budget", "attack_precision")]
+    headlines = headline_metrics(ok)
     rows = []
     for key, cells in ok.groupby(keys, dropna=False):
         config = dict(zip(keys, key))
-        metric = headline_metric(config["attack"])
+        metric = headlines[config["attack"]]
         values = cells[cells["metric"] == metric].pivot_table(index="seed", columns="attack_budget", values="value")
         if values.shape[1] < 2:
             continue
@@ -90,12 +92,14 @@ def convergence_figure(long: pd.DataFrame, path: Path) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
+    long = with_attack_facts(long)  # a results.csv collected before rows recorded the headline metric
     ok = long[(long["status"] == "ok") & long["attack"].ne("none")].copy()
     ok["attack_budget"] = pd.to_numeric(ok["attack_budget"], errors="coerce").fillna(1.0)
     attacks = sorted(ok["attack"].unique())
+    headlines = headline_metrics(ok)
     fig, axes = plt.subplots(1, len(attacks), figsize=(3.2 * len(attacks), 2.8), squeeze=False)
     for ax, attack in zip(axes[0], attacks):
-        metric = headline_metric(attack)
+        metric = headlines[attack]
         sub = ok[(ok["attack"] == attack) & (ok["metric"] == metric)]
         for defense, cells in sub.groupby("defense"):
             mean = cells.groupby("attack_budget")["value"].mean()

@@ -2,7 +2,7 @@
 
 FORA at the cpu budget scores below the floor on CIFAR-10 (JPEG), SimpleCNN L2H (64×8×8), even on raw
 (``results/issue13-cifar10-jpeg``). This script reruns the attack, outside the grid, on the victim a
-grid cell would train (cached under ``--checkpoints``), with one change to the cpu ``FORABudget`` per
+grid cell would train (cached under ``--checkpoints``), with one change to the cpu ``FORAConfig`` per
 variant, and prints one JSON line: SSIM and MSE of the reconstructions, the MK-MMD before and after,
 and every 100th iteration's critic gap, MK-MMD and mean cross distance.
 
@@ -33,7 +33,7 @@ from torch import nn
 
 import attacks.fora as fora
 from attacks import ATTACKS
-from attacks.fora_budget import BUDGETS as FORA_BUDGETS
+from attacks.fora_config import CONFIGS as FORA_CONFIGS
 from bench.data import DATASETS
 from bench.data.splits import carve
 from bench.profiles import get_profile
@@ -97,7 +97,7 @@ def main() -> None:
     changes = {name: value for name, value in (
         ("iterations", args.iterations), ("critic_width", args.critic_width), ("critic_blocks", args.critic_blocks),
         ("substitute_width", args.substitute_width), ("substitute_lr", args.substitute_lr)) if value is not None}
-    config = dataclasses.replace(FORA_BUDGETS["cpu"], **changes)
+    config = dataclasses.replace(FORA_CONFIGS["cpu"], **changes)
     started = time.perf_counter()
     attack = fora.FORA(view=view, profile="cpu", seed=args.seed, config=config)
     output = attack.run()

@@ -20,7 +20,7 @@ from dataclasses import replace
 from stored_sdar_cells import RERUN_METRICS, sdar_replaced_by, stored_cells_parser, stored_sdar_cells
 
 from attacks.sdar import SDAR
-from attacks.sdar_budget import BUDGETS
+from attacks.sdar_config import CONFIGS
 from bench.data.autodetect import resolve_datasets
 from bench.run.cell_runner import RunContext, run_cell
 
@@ -30,7 +30,7 @@ def with_weights(lambda1: float, flip_rate: float) -> type[SDAR]:
 
     class ReweightedSDAR(SDAR):
         def __init__(self, *, profile: str, **kwargs) -> None:
-            config = replace(BUDGETS[profile], lambda1=lambda1, flip_rate=flip_rate)
+            config = replace(CONFIGS[profile], lambda1=lambda1, flip_rate=flip_rate)
             super().__init__(profile=profile, **{**kwargs, "config": config})
 
     return ReweightedSDAR
@@ -43,7 +43,7 @@ def main() -> None:
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
     for stored, cell in stored_sdar_cells(args.results, args.cells):
-        flip = BUDGETS[cell.profile].flip_rate if args.flip_rate is None else args.flip_rate
+        flip = CONFIGS[cell.profile].flip_rate if args.flip_rate is None else args.flip_rate
         for lambda1 in (float(v) for v in args.lambda1.split(",")):
             started = time.perf_counter()
             with sdar_replaced_by(with_weights(lambda1, flip)):

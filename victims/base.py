@@ -38,7 +38,8 @@ class Victim(ABC):
     """A model family with named cut points.
 
     Subclasses set ``cuts`` (cut name → cut shape per sample, for the default input shape),
-    ``default_cut``, ``input_shape`` and ``datasets`` (the datasets the paper pairs it with), and
+    ``default_cut``, ``input_shape`` and ``datasets`` (the datasets it is the default victim of:
+    :func:`default_victim`; another victim may still be run on them with ``--victim``), and
     implement :meth:`build`. A sequence model sets ``per_token``: its cut is ``(T, d)`` and every
     defense acts on each token's ``d`` values alone. ``requires`` names an optional package the victim
     needs (checked before a grid runs).
@@ -67,3 +68,17 @@ class Victim(ABC):
 
 
 VICTIMS: Registry[type[Victim]] = Registry("victim")
+
+
+def default_victim(dataset: str) -> str:
+    """The registered victim that declares ``dataset`` among its ``datasets``: the one a grid trains on
+    it unless told otherwise.
+
+    Raises:
+        ValueError: no registered victim declares ``dataset``, or more than one does.
+    """
+    claims = [name for name in VICTIMS.names() if dataset in VICTIMS.get(name).datasets]
+    if len(claims) != 1:
+        found = f"victims {', '.join(claims)} all declare it" if claims else "no registered victim declares it"
+        raise ValueError(f"no default victim for dataset '{dataset}' ({found})")
+    return claims[0]

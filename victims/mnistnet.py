@@ -75,7 +75,7 @@ class MnistNet(Victim):
     cuts = {"split-2": (8, 12, 12), "split-4": (16, 8, 8)}  # a dry run checks them in the tests
     default_cut = "split-2"
     input_shape = _DEFAULT_INPUT
-    datasets = ("mnist", "fashion-mnist")
+    datasets = ("mnist", "digits")
 
     def build(self, *, cut: str, num_classes: int, input_shape: tuple[int, ...]) -> SplitParts:
         """Build freshly initialised parts split at ``cut``.

@@ -29,16 +29,16 @@ def load_results(results: Path) -> pd.DataFrame:
     import pandas as pd
 
     from bench.run.store import ResultStore
-    from bench.run.table import with_threat_models, with_tuning_knob_defaults
+    from bench.run.table import with_attack_facts, with_tuning_knob_defaults
 
     results = Path(results)
     store = ResultStore(results)
     has_records = any(store.cells_dir.glob("*.json")) if store.cells_dir.is_dir() else False
     if not has_records or store.table_is_current():
         if (results / "results.parquet").exists():
-            return with_tuning_knob_defaults(with_threat_models(pd.read_parquet(results / "results.parquet")))
+            return with_tuning_knob_defaults(with_attack_facts(pd.read_parquet(results / "results.parquet")))
         if (results / "results.csv").exists():
-            return with_tuning_knob_defaults(with_threat_models(pd.read_csv(results / "results.csv")))
+            return with_tuning_knob_defaults(with_attack_facts(pd.read_csv(results / "results.csv")))
     if has_records:
         from bench.run.derived import add_derived_metrics
 

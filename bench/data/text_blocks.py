@@ -2,7 +2,7 @@
 
 A block is ``block_tokens`` consecutive tokens ``x`` and the same tokens shifted by one ``y`` (the
 targets), taken without overlap from the start of the text; the tail that does not fill a block is
-dropped. The tokenizer is the profile's choice (:class:`bench.profiles.TextBudget`): GPT-2's own
+dropped. The tokenizer is the profile's choice (:class:`bench.profiles.TextConfig`): GPT-2's own
 byte-level BPE read from ``<root>/gpt2-tokenizer/{vocab.json,merges.txt}``, or a byte-level BPE of a
 given size trained on the training text (deterministic: same text, same merges).
 
@@ -19,7 +19,7 @@ from bench.data.splits import CarvedData
 from bench.data.types import ArraySplit
 from bench.data.wikitext import TextCorpus
 from bench.errors import MissingExtraError
-from bench.profiles import Profile, TextBudget
+from bench.profiles import Profile, TextConfig
 
 GPT2_TOKENIZER = DatasetLayout(("gpt2-tokenizer", "gpt2", "."), ("vocab.json", "merges.txt"))
 
@@ -69,18 +69,18 @@ def carve_text(corpus: TextCorpus, profile: Profile, root: Path) -> CarvedData:
 
     ``num_classes`` is the tokenizer's vocabulary size; ``description`` names the tokenizer.
     """
-    budget: TextBudget | None = profile.text
-    if budget is None:
-        raise ValueError(f"profile {profile.name} has no text budget")
-    if budget.vocab is None:
+    text: TextConfig | None = profile.text
+    if text is None:
+        raise ValueError(f"profile {profile.name} has no text configuration")
+    if text.vocab is None:
         tokenizer, described = gpt2_tokenizer(root), "GPT-2's tokenizer"
     else:
-        tokenizer = trained_tokenizer(corpus.train_text, budget.vocab)
+        tokenizer = trained_tokenizer(corpus.train_text, text.vocab)
         described = f"a byte-level BPE of {tokenizer.get_vocab_size():,} tokens trained on the training text"
-    train = blocks(tokenizer.encode(corpus.train_text).ids, budget.block_tokens, budget.train_blocks)
-    test = blocks(tokenizer.encode(corpus.eval_text).ids, budget.block_tokens, budget.eval_blocks)
+    train = blocks(tokenizer.encode(corpus.train_text).ids, text.block_tokens, text.train_blocks)
+    test = blocks(tokenizer.encode(corpus.eval_text).ids, text.block_tokens, text.eval_blocks)
     empty = ArraySplit(train.x[:0], train.y[:0])
     return CarvedData(
         corpus.name, tokenizer.get_vocab_size(), "text", train, empty, test,
-        description=f"{described}; {len(train):,} training and {len(test):,} evaluation blocks of {budget.block_tokens} tokens",
+        description=f"{described}; {len(train):,} training and {len(test):,} evaluation blocks of {text.block_tokens} tokens",
     )

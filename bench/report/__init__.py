@@ -3,9 +3,9 @@
 - :mod:`bench.report.aggregate` computes every statistic (mean ± 95% CI over seeds, Δ vs Raw).
 - :mod:`bench.report.table_specs` defines the table specs; :mod:`bench.report.tables` builds them from the aggregate.
 - :mod:`bench.report.floor` holds the ``prior`` attack's floor; :mod:`bench.report.worst_case` the most
-  leaking attack per configuration.
-- :mod:`bench.report.headline` names each attack's headline metric; :mod:`bench.report.convergence` the
-  budget rule (converged when four times the budget gains at most a tolerance).
+  leaking attack per configuration, among the attacks whose rows record that they read the data kind.
+- :mod:`bench.report.convergence` holds the budget rule (converged when four times the budget gains at
+  most a tolerance on the headline metric each attack's rows record).
 - :mod:`bench.report.render` writes a built table as LaTeX, Markdown or CSV.
 - :mod:`bench.report.labels` holds the display names, privacy directions and number formats.
 - :mod:`bench.report.figures` draws the figures.

@@ -27,6 +27,7 @@ Verdicts (:data:`VERDICTS`), decided in this order:
 """
 from __future__ import annotations
 
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 
 import numpy as np
@@ -36,7 +37,7 @@ from bench.report.aggregate import at_default_settings, diverged_cells, not_lear
 from bench.report.floor import FLOOR_KEYS, PRIOR, difference_noise, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.paper_claims import CLAIMS, Claim, Selector
-from bench.report.worst_case import is_image_attack
+from bench.report.worst_case import image_attacks
 
 HELD, NOT_HELD, WITHIN_NOISE = "held", "not held", "within noise"
 NO_LEAKAGE, NOT_TESTABLE = "no leakage measured", "not testable"
@@ -98,13 +99,14 @@ def unreached_cr(table: pd.DataFrame, selector: Selector, *, left_out: set[str] 
     return None
 
 
-def privacy_gain_side(claim: Claim) -> Selector | None:
+def privacy_gain_side(claim: Claim, image_attack_names: Collection[str]) -> Selector | None:
     """The side a privacy-gain claim says is more private (None for any other claim): an ordering on a
-    metric with a privacy direction whose two sides name the same image attack; the left side when
-    the relation points toward privacy (``<`` on SSIM, ``>`` on MSE), else the right."""
+    metric with a privacy direction whose two sides name the same image attack (one of
+    ``image_attack_names``: :func:`bench.report.worst_case.image_attacks` of the stored rows); the
+    left side when the relation points toward privacy (``<`` on SSIM, ``>`` on MSE), else the right."""
     if claim.relation == "≈" or claim.right is None or not privacy_direction(claim.metric):
         return None
-    if claim.left.attack != claim.right.attack or not is_image_attack(claim.left.attack):
+    if claim.left.attack != claim.right.attack or claim.left.attack not in image_attack_names:
         return None
     toward_privacy = (claim.relation == ">") == (privacy_direction(claim.metric) > 0)
     return claim.left if toward_privacy else claim.right
@@ -199,6 +201,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
     """The verdicts of ``claims`` on one part of a dataset's cells (one victim and cut, or one victim)."""
     verdicts = []
     left_out = left_out_cells(table[table["status"] == "ok"])
+    image_attack_names = image_attacks(table)
     for claim in claims:
         left_values = _seed_values(table, claim.left, claim.metric, left_out=left_out)
         left = _mean_of(left_values)
@@ -231,7 +234,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
             right_text = f"{target:.4f} = {scale}{right_text}"
         detail = (f"{claim.metric}: {claim.left.label()} {_described(left_values)} {claim.relation} "
                   f"{claim.right.label()} {right_text}")
-        side = privacy_gain_side(claim)
+        side = privacy_gain_side(claim, image_attack_names)
         floor = at_floor(table, side, claim.metric, left_out=left_out) if side is not None else None
         if floor is not None:
             verdicts.append(Verdict(claim, NO_LEAKAGE, f"{floor}; the claim's comparison: {detail}"))

@@ -2,9 +2,10 @@
 
 The rule (as ``benchmarks/convergence.py`` applies it to results/issue12-convergence): an attack has
 converged at budget ``b`` when four times the budget buys at most a tolerance on its headline metric
-(:func:`bench.report.headline.headline_metric`), the seed means compared: ``SSIM_TOLERANCE`` in SSIM,
-else ``RELATIVE_TOLERANCE`` of the value at ``b``. A gain is signed so that positive means the attack
-got stronger (leaks more). Without a stored ``4b`` the question is not answered (``None``).
+(``Attack.headline_metric``, recorded on its rows: :func:`bench.run.table.headline_metrics`), the seed
+means compared: ``SSIM_TOLERANCE`` in SSIM, else ``RELATIVE_TOLERANCE`` of the value at ``b``. A gain
+is signed so that positive means the attack got stronger (leaks more). Without a stored ``4b`` the
+question is not answered (``None``).
 """
 from __future__ import annotations
 

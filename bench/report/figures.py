@@ -32,8 +32,8 @@ from bench.report.aggregate import (  # noqa: E402
     victim_view,
 )
 from bench.report.labels import (  # noqa: E402
-    ATTACK_LABELS,
     PRIVACY_DIRECTION,
+    attack_label,
     defense_label,
     defense_rank,
     factor_value,
@@ -178,7 +178,7 @@ def fig5_privacy_deltas(table: pd.DataFrame, out_dir: Path, *, attacks: list[str
                 ax.set_ylabel(f"{sign}Δ{metric_label(metric).split()[0]} vs Raw (%)")
                 ax.set_title(panel if i == 0 else "")
         axes[0][-1].legend(fontsize="small")
-        fig.suptitle(f"{ATTACK_LABELS.get(attack, attack)}: privacy gain vs Raw (up = more private)")
+        fig.suptitle(f"{attack_label(attack)}: privacy gain vs Raw (up = more private)")
         paths += _save(fig, Path(out_dir), f"fig5_{attack}")
     return paths
 
@@ -210,7 +210,7 @@ def fig6_grids(table: pd.DataFrame, results_dir: Path, out_dir: Path, *, attacks
             knobs = [factor_value("cr", row["cr"]), f"λ={row['lambda_wcc']:g}" if row["lambda_wcc"] else "",
                      f"[{titles[index]}]" if titles[index] else ""]
             ax.set_title(" ".join([defense_label(row["defense"]), *filter(None, knobs), f"(seed {row['seed']})"]), fontsize=9)
-        fig.suptitle(f"{ATTACK_LABELS.get(attack, attack)}: truth (top) and reconstruction (bottom)")
+        fig.suptitle(f"{attack_label(attack)}: truth (top) and reconstruction (bottom)")
         paths += _save(fig, Path(out_dir), f"fig6_{attack}")
     return paths
 
@@ -259,7 +259,7 @@ def fig15a_cr_sweep(table: pd.DataFrame, out_dir: Path, *, attack: str | None = 
         if chosen:
             mine = privacy[(privacy["n"] > 0) & ((titles == title) | (len(panels) == 1))]
             _lines(axes[i][1], mine, "mean", "ci", raw_at=1.0)
-            axes[i][1].set(ylabel=f"{ATTACK_LABELS.get(chosen, chosen)} {metric_label(metric)}", title=title)
+            axes[i][1].set(ylabel=f"{attack_label(chosen)} {metric_label(metric)}", title=title)
         for ax in axes[i]:
             _log2_axis(ax, crs)
     axes[0][0].legend(fontsize="small")
@@ -316,7 +316,7 @@ def _pareto_panel(fig: plt.Figure, ax: plt.Axes, points: pd.DataFrame, metric: s
         values = points.loc[scored, metric]
         size = 40 + 160 * (values - values.min()) / ((values.max() - values.min()) or 1)
         art = ax.scatter(x[scored], y[scored], c=values, s=size, cmap="viridis", zorder=2)
-        fig.colorbar(art, ax=ax, label=f"{ATTACK_LABELS.get(attack, attack)} {metric_label(metric)}")
+        fig.colorbar(art, ax=ax, label=f"{attack_label(attack)} {metric_label(metric)}")
     if (~scored).any():
         ax.scatter(x[~scored], y[~scored], facecolors="none", edgecolors="grey", s=60, zorder=2, label="no privacy score")
     ax.scatter(x[optimal], y[optimal], facecolors="none", edgecolors="red", s=260, linewidths=1.5, zorder=3,

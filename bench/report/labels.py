@@ -18,6 +18,10 @@ METRIC_LABELS = {
     "bytes_up_per_sample": "bytes up / sample", "best_val_perplexity": "best perplexity",
     "perplexity_inflation": "inflation (× Raw)",
 }
+# The paper's names of the attacks, and of a report's columns that are no attack: the victims' own
+# (attack ``none``) and the worst case over attacks (bench.report.table_specs.WORST). Kept here, not
+# on the attack classes: a report names the attacks its table specs show even when a results folder
+# lacks them, and reading a stored table never imports torch (tests/bench/cli/test_startup.py).
 ATTACK_LABELS = {
     "none": "", "sdar": "SDAR", "fora": "FORA", "decoder": "aux. decoder", "decoder-ref": "FORA ref. decoder",
     "unsplit": "UnSplit", "fsha": "FSHA", "har-recon": "HAR recon.", "har-reid": "HAR re-ID",
@@ -82,6 +86,11 @@ def metric_label(metric: str) -> str:
     base, suffix = split_scoring(metric)
     label = METRIC_LABELS.get(metric) or METRIC_LABELS.get(base, base) + (f" ({SCORING_LABELS[suffix]})" if suffix else "")
     return f"{label} {arrow(metric)}".strip()
+
+
+def attack_label(name: str) -> str:
+    """Display name of an attack (:data:`ATTACK_LABELS`; the name itself for one it does not know)."""
+    return ATTACK_LABELS.get(name, name)
 
 
 def defense_label(name: str) -> str:

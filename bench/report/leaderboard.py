@@ -1,7 +1,7 @@
 """The comparison a new defense gets: a leaderboard against every built-in defense.
 
 Defenses are ranked by their worst-case leakage: per row, the most leaking seed mean of the privacy
-metric over every image attack stored (:func:`bench.report.worst_case.is_image_attack`; the attack
+metric over every image attack stored (:func:`bench.report.worst_case.image_attacks`; the attack
 that reached it is named), the named attack's own column kept beside it. Rows whose worst case ties,
 or that have none, fall back to the named attack's value, as the board ranked before.
 """
@@ -11,7 +11,7 @@ import pandas as pd
 
 from bench.report.aggregate import at_default_settings, victim_fields
 from bench.report.labels import privacy_direction
-from bench.report.worst_case import is_image_attack, pick_worst
+from bench.report.worst_case import image_attacks, pick_worst
 from bench.run.cell import Cell
 
 STANDARD_BASELINES = ("raw", "lightsplit-f", "topk", "learned-1x1")
@@ -60,7 +60,7 @@ def leaderboard(table: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRI
 
 def _worst(ok: pd.DataFrame, knobs: list[str], metric: str) -> pd.DataFrame:
     """Per (named defense, CR): the most leaking seed mean of ``metric`` over the image attacks."""
-    rows = ok[ok["attack"].map(is_image_attack) & (ok["metric"] == metric)]
+    rows = ok[ok["attack"].isin(image_attacks(ok)) & (ok["metric"] == metric)]
     if rows.empty or not privacy_direction(metric):
         return pd.DataFrame(columns=["defense", "cr", WORST, WORST_ATTACK])
     rows = rows.assign(defense=_named(rows, knobs), cr=rows["cr"].astype(float))

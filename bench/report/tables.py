@@ -22,9 +22,9 @@ import pandas as pd
 from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
 from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
 from bench.report.labels import (
-    ATTACK_LABELS,
     FACTOR_LABELS,
     MINUS,
+    attack_label,
     defense_rank,
     factor_value,
     metric_label,
@@ -43,7 +43,7 @@ from bench.report.table_specs import (
     Column,
     TableSpec,
 )
-from bench.report.worst_case import is_image_attack, worst_case
+from bench.report.worst_case import image_attacks, worst_case
 
 __all__ = ["ABS", "ABS_RATIO", "ABS_REL", "DASH", "PCT_OF_RAW", "POINTS", "REL", "TABLES", "WORST", "BuiltTable",
            "Column", "TableSpec", "build_table"]
@@ -178,14 +178,14 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     for col in spec.columns:
         mine = agg[(agg["attack"].isna() if col.attack is None else agg["attack"] == col.attack)]
         if mine.empty and col.attack == WORST:
-            missing.append(f"{ATTACK_LABELS[WORST]} (no image attack stored {metric_label(col.metric)})")
+            missing.append(f"{attack_label(WORST)} (no image attack stored {metric_label(col.metric)})")
         elif mine.empty:
-            missing.append(f"{ATTACK_LABELS.get(col.attack, col.attack)} (no stored cell with attack '{col.attack}')"
+            missing.append(f"{attack_label(col.attack)} (no stored cell with attack '{col.attack}')"
                            if col.attack else "the victims' metrics (no stored cell)")
         elif (mine["metric"] == col.metric).any():
             present.append(col)
         else:
-            label = f"{ATTACK_LABELS.get(col.attack or 'none', col.attack)} {metric_label(col.metric)}"
+            label = f"{attack_label(col.attack or 'none')} {metric_label(col.metric)}"
             missing.append(f"{label.strip()} (never recorded)")
     missing = list(dict.fromkeys(missing))
     wanted = {(c.attack, c.metric) for c in present}
@@ -199,9 +199,10 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         factors, key=lambda s: s.map(defense_rank) if s.name == "defense" else s, na_position="first"
     ) if len(configs) else configs
     header = [("", FACTOR_LABELS.get(f, f)) for f in factors]
-    header += [(ATTACK_LABELS.get(c.attack or "none", c.attack or ""), metric_label(c.metric)) for c in present]
+    header += [(attack_label(c.attack or "none"), metric_label(c.metric)) for c in present]
     floor = floor_lookup(prior_floor(table))
-    floored = [c for c in present if is_image_attack(c.attack) and privacy_direction(c.metric)]
+    images = image_attacks(table) | {WORST}
+    floored = [c for c in present if c.attack in images and privacy_direction(c.metric)]
     config_rows = configs.to_dict("records")
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     footnotes: list[str] = []
@@ -220,7 +221,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
                 if isinstance(text, str) and r["n_diverged"]:
                     text = (text, f"{r['n_diverged']} of {r['n_runs']} runs diverged (left out)")
                 if isinstance(text, str) and col.attack == WORST:
-                    text += f" ({ATTACK_LABELS.get(r[VIA], r[VIA])})"
+                    text += f" ({attack_label(r[VIA])})"
             line.append(text if isinstance(text, str) else _mark(text, footnotes))
         body_rows.append(line)
         place = tuple(config[k] for k in FLOOR_KEYS)
@@ -298,5 +299,5 @@ def _seeds(table: pd.DataFrame, spec: TableSpec, present: list[Column]) -> tuple
     rows = _keep(ok_rows(table), spec.filters)
     if not any(c.attack is None for c in present):
         shown = rows["attack"].isin([c.attack for c in present])
-        rows = rows[shown | (rows["attack"].map(is_image_attack) if any(c.attack == WORST for c in present) else False)]
+        rows = rows[shown | (rows["attack"].isin(image_attacks(rows)) if any(c.attack == WORST for c in present) else False)]
     return tuple(sorted(int(s) for s in rows["seed"].unique()))

@@ -5,28 +5,34 @@ A defense is as private as its strongest attack lets it be. For each trained vic
 ``cr`` included) and each privacy metric, the worst case is the seed mean of the attack that leaks
 the most: the largest value of a metric where smaller is more private (PRIVACY_DIRECTION −1: SSIM,
 PSNR) and the smallest of one where larger is (+1: MSE, LPIPS, masked MSE). Candidates are the
-image attacks (:func:`is_image_attack`: not ``none``, not the ``prior`` floor, not a HAR probe),
-each with its own settings; the same metric name is compared across them (``ssim`` with ``ssim``,
-never with ``ssim_minmax``). A configuration where no candidate has a finite mean keeps one
+image attacks (:func:`image_attacks`: those whose rows record that they read images, the ``prior``
+floor left out), each with its own settings; the same metric name is compared across them
+(``ssim`` with ``ssim``, never with ``ssim_minmax``). A configuration where no candidate has a finite mean keeps one
 candidate's row (NaN mean, with its note). Ties go to the first attack name.
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 
 import pandas as pd
 
 from bench.report.aggregate import aggregate, victim_fields
+from bench.report.floor import PRIOR
 from bench.report.labels import privacy_direction
+from bench.run.table import attacks_reading
 
-NOT_IMAGE_ATTACKS = frozenset({"none", "prior"})
-HAR_PREFIX = "har-"
+IMAGE, TABULAR = "image", "tabular"
 
 
-def is_image_attack(attack: object) -> bool:
-    """Whether an attack competes for the worst case: a reconstruction attack on images, not the
-    victim's own cell (``none``), not the floor (``prior``), not a HAR probe (``har-*``)."""
-    return isinstance(attack, str) and attack not in NOT_IMAGE_ATTACKS and not attack.startswith(HAR_PREFIX)
+def competing_attacks(table: pd.DataFrame, kind: str = IMAGE) -> frozenset[str]:
+    """The attacks of ``table`` that compete for the worst case on ``kind`` data: those whose rows
+    record that they read it (``attack_kinds``), the floor (``prior``) left out."""
+    return attacks_reading(table, kind) - {PRIOR}
+
+
+def image_attacks(table: pd.DataFrame) -> frozenset[str]:
+    """The reconstruction attacks on images of ``table`` (:func:`competing_attacks` on images)."""
+    return competing_attacks(table, IMAGE)
 
 
 def pick_worst(frame: pd.DataFrame, *, value: str, metric: str, group: list[str], attack: str = "attack") -> pd.DataFrame:
@@ -45,23 +51,23 @@ def pick_worst(frame: pd.DataFrame, *, value: str, metric: str, group: list[str]
 
 
 def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, level: float = 0.95,
-               candidate: Callable[[object], bool] = is_image_attack) -> pd.DataFrame:
-    """The worst case per (victim configuration, metric) over every image attack of ``table``.
+               kind: str = IMAGE) -> pd.DataFrame:
+    """The worst case per (victim configuration, metric) over every attack of ``table`` on ``kind`` data.
 
     Args:
         table: a tidy table of one profile.
         metrics: the metrics (default: every metric with a privacy direction the attacks recorded);
             metrics without a direction are skipped.
         level: confidence level of the intervals.
-        candidate: which attacks compete (default: :func:`is_image_attack`; the site passes the
-            HAR probes for tabular data, each the only one recording its metric).
+        kind: the data kind whose attacks compete (:func:`competing_attacks`; default images, the
+            site also asks for tabular data, where each HAR probe is the only one recording its metric).
 
     Returns:
         One row per (configuration, metric): the :func:`victim_fields`, ``metric``, ``attack`` (the
         one that reached it) with its settings' columns, and its statistics as
         :func:`bench.report.aggregate.aggregate` computes them (``mean, ci, n, n_runs, ...``).
     """
-    rows = table[table["attack"].map(candidate) & table["metric"].notna()]
+    rows = table[table["attack"].isin(competing_attacks(table, kind)) & table["metric"].notna()]
     present = list(dict.fromkeys(rows["metric"]))
     wanted = [m for m in (present if metrics is None else metrics) if privacy_direction(m) and m in present]
     if rows.empty or not wanted:

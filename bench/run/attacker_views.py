@@ -16,6 +16,7 @@ from torch.nn import functional as F
 from attacks.view import AttackerClientPath, AttackerView, Capability, ClientPath, Observation
 from bench.data.splits import CARVE_SEED, CarvedData
 from bench.data.types import ArraySplit
+from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.cell import Cell
 from bench.run.engine import SplitModel
 from defenses import build_defense
@@ -85,14 +86,15 @@ def server_held_state(defense: Defense) -> dict[str, Tensor]:
 
 
 @torch.no_grad()
-def observe_payloads(model: SplitModel, x: Tensor, client: int = 0, batch_size: int = 500) -> Payload:
+def observe_payloads(model: SplitModel, x: Tensor, client: int = 0, batch_size: int = INFERENCE_BATCH_SIZE) -> Payload:
     """Payloads of ``x`` through the trained client path of ``client`` (evaluation mode)."""
     model.eval()
     path = ClientPath(model.head_of(client), model.defense)
     return concat([path(x[i : i + batch_size]) for i in range(0, len(x), batch_size)])
 
 
-def observe_gradients(model: SplitModel, payload: Payload, y: Tensor, client: int = 0, batch_size: int = 500) -> Tensor:
+def observe_gradients(model: SplitModel, payload: Payload, y: Tensor, client: int = 0,
+                      batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
     """Per-sample gradient of the task loss with respect to each payload, as the server returns it.
 
     Uses the summed loss in evaluation mode, so each row is that sample's own gradient.

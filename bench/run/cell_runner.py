@@ -9,7 +9,6 @@ from pathlib import Path
 
 import torch
 
-from attacks import ATTACKS
 from bench.data import DATASETS
 from bench.data.splits import CarvedData, carve
 from bench.metrics.lpips_weights import weights_provenance
@@ -18,7 +17,7 @@ from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
 from bench.run.grid import resolved_knobs
 from bench.run.provenance import environment
-from bench.run.record import FAILED, OK, CellRecord
+from bench.run.record import FAILED, OK, CellRecord, attack_facts
 from bench.run.training import train_victim
 
 
@@ -87,7 +86,8 @@ def _run(cell: Cell, ctx: RunContext, data: CarvedData, profile: Profile) -> tup
 
 def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
     """Run one cell; any exception becomes a failed record carrying its traceback. The record names
-    every knob the cell's parts read (defaults included) and the attack's threat model."""
+    every knob the cell's parts read (defaults included) and the attack's facts (threat model, data
+    kinds, headline metric)."""
     started = time.perf_counter()
     try:
         metrics, notes = run_cell(cell, ctx)
@@ -98,7 +98,9 @@ def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
     record.provenance = {**environment(), **weights_provenance(ctx.lpips_weights), "data_source": ctx.source(cell.dataset)}
     try:
         record.knobs = resolved_knobs(cell)
-        record.threat_model = ATTACKS.get(cell.attack).threat_model.value if cell.attack != "none" else "none"
+        facts = attack_facts(cell.attack)
+        record.threat_model, record.attack_kinds = facts["threat_model"], facts["attack_kinds"]
+        record.headline_metric = facts["headline_metric"]
     except Exception:  # an unregistered part: the cell itself failed on it and says why
         record.knobs = {"defense": cell.defense_params(), "attack": cell.attack_params()}
     return record

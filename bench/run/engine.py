@@ -14,6 +14,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.view import ServerHandle, StepView
+from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.channel import DOWN, UP, Channel
 from defenses.base import Defense
 from defenses.payload import as_vector, cross_to_server, detach, values_of, wire_tensors
@@ -204,7 +205,7 @@ class SplitTrainer:
 
 
 @torch.no_grad()
-def accuracy(model: SplitModel, x: Tensor, y: Tensor, *, batch_size: int = 500) -> float:
+def accuracy(model: SplitModel, x: Tensor, y: Tensor, *, batch_size: int = INFERENCE_BATCH_SIZE) -> float:
     """Top-1 accuracy on ``(x, y)``, averaged over the clients' models (one model under SCH).
 
     The defense runs in evaluation mode, so DP noise is applied here too.

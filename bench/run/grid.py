@@ -18,22 +18,8 @@ from bench.registry import RegistryError
 from bench.run.cell import Cell
 from bench.run.engine import HEAD_OWNERSHIP, PROTOCOLS
 from defenses import DEFENSES, PAYLOAD_TRANSFORMS, DefenseConfigError, build_defense, knobs_of, split_name
-from victims import VICTIMS, Victim
+from victims import VICTIMS, Victim, default_victim
 
-DEFAULT_VICTIM = {
-    "mnist": "mnistnet",
-    "fashion-mnist": "simplecnn",
-    "digits": "mnistnet",
-    "cifar10": "resnet18",
-    "cifar100": "resnet18",
-    "cifar10-jpeg": "simplecnn",
-    "gtsrb": "micronnet",
-    "imagenet": "resnet50",
-    "har": "har-mlp",
-    "hapt": "har-mlp",
-    "wikitext-2": "gpt2",
-    "wikitext-103": "gpt2",
-}
 PARTITIONS = ("iid", "dirichlet")
 
 
@@ -72,9 +58,10 @@ def expand(spec: GridSpec) -> list[Cell]:
     _check_knob_names(spec, attack_knobs)
     cells: dict[str, Cell] = {}
     for dataset in spec.datasets:
-        victim_name = spec.victim or DEFAULT_VICTIM.get(dataset)
-        if victim_name is None:
-            raise GridError(f"no default victim for dataset '{dataset}'; pass --victim")
+        try:
+            victim_name = spec.victim or default_victim(dataset)
+        except ValueError as err:
+            raise GridError(f"{err}; pass --victim") from None
         victim = _get(VICTIMS, victim_name)()
         cut = spec.cut or victim.default_cut
         if cut not in victim.cuts:

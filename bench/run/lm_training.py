@@ -1,6 +1,6 @@
 """Train a split language model (a ``gpt2`` victim on a text dataset) and measure its perplexity.
 
-One client trains for the profile's :class:`~bench.profiles.TextBudget` steps on shuffled blocks of
+One client trains for the profile's :class:`~bench.profiles.TextConfig` steps on shuffled blocks of
 the training text, through the same split engine as every other victim (the payload crosses the
 channel per token, each party steps its own optimizer), on the first CUDA device where there is one
 (the paper's sizes need it; the ``train_seconds`` note names the device), else on the CPU. Every ``eval_every`` steps, and after the
@@ -59,11 +59,11 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
 
     Raises:
         ValueError: for a cell this loop does not run (several clients, WCC, a profile without a
-            text budget).
+            text configuration).
     """
-    budget = profile.text
-    if budget is None:
-        raise ValueError(f"profile {profile.name} has no text budget")
+    text = profile.text
+    if text is None:
+        raise ValueError(f"profile {profile.name} has no text configuration")
     if cell.clients != 1:
         raise ValueError(f"language-model cells run one client, got {cell.clients}")
     if cell.lambda_wcc:
@@ -71,23 +71,23 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
     seed_everything(cell.seed)
     device = training_device()
     model = build_model(cell, data).to(device)
-    calibrate(model, data.members.x[:CALIBRATION_BLOCKS].to(device), batch_size=budget.batch_size)
-    trainer = SplitTrainer(model=model, lr=budget.lr)
+    calibrate(model, data.members.x[:CALIBRATION_BLOCKS].to(device), batch_size=text.batch_size)
+    trainer = SplitTrainer(model=model, lr=text.lr)
     stream = _endless(
-        data.members.x, data.members.y, batch_size=budget.batch_size, generator=torch.Generator().manual_seed(cell.seed)
+        data.members.x, data.members.y, batch_size=text.batch_size, generator=torch.Generator().manual_seed(cell.seed)
     )
     curve: list[tuple[int, float]] = []
     train_seconds, loss = 0.0, float("nan")
-    for step in range(1, budget.steps + 1):
+    for step in range(1, text.steps + 1):
         x, y = next(stream)
         started = time.perf_counter()
         loss = trainer.step(0, x.to(device), y.to(device))
         train_seconds += time.perf_counter() - started
-        if step % budget.eval_every == 0 or step == budget.steps:
-            curve.append((step, perplexity(model, data.test.x, data.test.y, batch_size=budget.batch_size, device=device)))
+        if step % text.eval_every == 0 or step == text.steps:
+            curve.append((step, perplexity(model, data.test.x, data.test.y, batch_size=text.batch_size, device=device)))
     best_step, best = min(curve, key=lambda point: point[1])
     channel, tokens = trainer.channel, data.input_shape[0]
-    passes = budget.steps * budget.batch_size / len(data.members)
+    passes = text.steps * text.batch_size / len(data.members)
     metrics = {
         "best_val_perplexity": best,
         "best_step": float(best_step),

@@ -14,8 +14,28 @@ CHECKSUM = "checksum"
 INTACT, MISMATCH, NO_CHECKSUM = "intact", "mismatch", "no checksum"
 
 
+# What a record (and every row of its table) carries about the cell's attack, as its class declares it.
+ATTACK_FACTS = ("threat_model", "attack_kinds", "headline_metric")
+
+
 class InvalidRecordError(ValueError):
     """Parsed JSON that is not a cell record."""
+
+
+def attack_facts(attack: str) -> dict[str, str | list[str] | None]:
+    """The :data:`ATTACK_FACTS` of a registered attack: its threat model, the data kinds it reads and
+    its headline metric (:class:`attacks.base.Attack`); for ``none`` (the victim's own cell) threat
+    model ``none`` and no kinds or headline.
+
+    Raises:
+        bench.registry.RegistryError: ``attack`` is not registered.
+    """
+    if attack == "none":
+        return {"threat_model": "none", "attack_kinds": None, "headline_metric": None}
+    from attacks import ATTACKS  # deferred: reading stored records needs no torch
+
+    cls = ATTACKS.get(attack)
+    return {"threat_model": cls.threat_model.value, "attack_kinds": list(cls.kinds), "headline_metric": cls.headline_metric}
 
 
 def content_checksum(data: dict) -> str:
@@ -33,7 +53,13 @@ def integrity_of(data: dict) -> str:
 
 @dataclass
 class CellRecord:
-    """Everything stored about one cell."""
+    """Everything stored about one cell.
+
+    ``threat_model``, ``attack_kinds`` and ``headline_metric`` are the attack's facts as its class
+    declared them when the cell ran (``none``: threat model ``none``, no kinds or headline), so a
+    report reads them without the registry; records written before a fact was recorded leave it
+    ``None`` (:func:`bench.run.table.with_attack_facts` fills it from the registry).
+    """
 
     cell: Cell
     status: str
@@ -44,6 +70,8 @@ class CellRecord:
     error: str | None = None
     knobs: dict[str, dict[str, object]] = field(default_factory=dict)
     threat_model: str | None = None
+    attack_kinds: list[str] | None = None
+    headline_metric: str | None = None
 
     def to_json(self) -> dict:
         return {
@@ -58,6 +86,8 @@ class CellRecord:
             "error": self.error,
             "knobs": self.knobs,
             "threat_model": self.threat_model,
+            "attack_kinds": self.attack_kinds,
+            "headline_metric": self.headline_metric,
         }
 
     @staticmethod
@@ -85,6 +115,8 @@ class CellRecord:
             error=data.get("error"),
             knobs=data["knobs"] if "knobs" in data else _knobs_before_knobs_existed(cell),
             threat_model=data.get("threat_model"),
+            attack_kinds=data.get("attack_kinds"),
+            headline_metric=data.get("headline_metric"),
         )
         _check_types(record)
         return record
@@ -102,6 +134,9 @@ def _check_types(record: CellRecord) -> None:
         "error": record.error is None or isinstance(record.error, str),
         "knobs": isinstance(record.knobs, dict) and all(isinstance(v, dict) for v in record.knobs.values()),
         "threat_model": record.threat_model is None or isinstance(record.threat_model, str),
+        "attack_kinds": record.attack_kinds is None
+        or (isinstance(record.attack_kinds, list) and all(isinstance(k, str) for k in record.attack_kinds)),
+        "headline_metric": record.headline_metric is None or isinstance(record.headline_metric, str),
     }
     wrong = [name for name, ok in checks.items() if not ok]
     if wrong:

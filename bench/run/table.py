@@ -3,13 +3,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from bench.registry import RegistryError
 from bench.run.cell import Cell
-from bench.run.record import OK, CellRecord
+from bench.run.record import ATTACK_FACTS, OK, CellRecord, attack_facts
 
 if TYPE_CHECKING:  # pandas is imported where a table is built: a stored grid's rerun skips it
     import pandas as pd
 
 ATTACK_KNOB_PREFIX = "attack_"
+KINDS_SEPARATOR = ","  # the data kinds an attack reads, in one cell of the table: "image", "image,tabular"
 
 
 def knob_columns(knobs: dict[str, dict[str, object]]) -> dict[str, object]:
@@ -19,10 +21,11 @@ def knob_columns(knobs: dict[str, dict[str, object]]) -> dict[str, object]:
 
 
 COLUMNS = Cell.factor_names() + [
-    "cell_id", "victim_key", "raw_cell_id", "threat_model", "metric", "value", "note", "status", "error", "wall_seconds",
+    "cell_id", "victim_key", "raw_cell_id", *ATTACK_FACTS, "metric", "value", "note", "status", "error", "wall_seconds",
 ]
-# Columns of the tidy table that are not factors of the experiment: ids, the measurement and its
-# status, and the provenance of the run (library versions, machine, code version, LPIPS weights).
+# Columns of the tidy table that are not factors of the experiment: ids, the attack's facts, the
+# measurement and its status, and the provenance of the run (library versions, machine, code
+# version, LPIPS weights).
 NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {
     "python", "machine", "cpu", "cpu_capability", "torch_threads", "code_version", "data_source", "lpips_weights", "lpips_weights_sha256",
 }
@@ -33,20 +36,42 @@ def factor_columns(table: pd.DataFrame) -> list[str]:
     return [c for c in table.columns if c not in NOT_FACTORS and not c.startswith("version_")]
 
 
-def _threat_model_of(attack: str) -> str:
-    """For records written before the threat model was recorded: the registered attack's."""
-    if attack == "none":
-        return "none"
-    from attacks import ATTACKS
+def _registered_facts(attack: object) -> dict[str, str | None]:
+    """For records written before a fact was recorded: the registered attack's facts as table cells
+    (threat model ``unknown`` and no kinds or headline for an attack this installation does not register)."""
+    try:
+        facts = attack_facts(attack)  # type: ignore[arg-type]
+    except RegistryError:
+        facts = {"threat_model": "unknown", "attack_kinds": None, "headline_metric": None}
+    return _as_cells(facts)
 
-    return ATTACKS.get(attack).threat_model.value if attack in ATTACKS else "unknown"
+
+def _as_cells(facts: dict) -> dict[str, str | None]:
+    kinds = facts["attack_kinds"]
+    return {**facts, "attack_kinds": KINDS_SEPARATOR.join(kinds) if kinds is not None else None}
 
 
-def with_threat_models(table: pd.DataFrame) -> pd.DataFrame:
-    """A table collected before rows recorded the attack's threat model, with the column added."""
-    if "threat_model" in table or table.empty:
+def with_attack_facts(table: pd.DataFrame) -> pd.DataFrame:
+    """A table collected before rows recorded some of the attack's facts (:data:`ATTACK_FACTS`), with
+    each missing column filled from the registered attacks."""
+    missing = [name for name in ATTACK_FACTS if name not in table]
+    if not missing or "attack" not in table:
         return table
-    return table.assign(threat_model=table["attack"].map(_threat_model_of))
+    known = {attack: _registered_facts(attack) for attack in set(table["attack"])}
+    rows = [known[a] if a in known else _registered_facts(a) for a in table["attack"]]  # a NaN is not found by value
+    return table.assign(**{name: [facts[name] for facts in rows] for name in missing})
+
+
+def attacks_reading(table: pd.DataFrame, kind: str) -> frozenset[str]:
+    """The attacks whose rows in ``table`` record that they read ``kind`` data (``image``, ``tabular``)."""
+    recorded = table[["attack", "attack_kinds"]].dropna().drop_duplicates()
+    return frozenset(a for a, kinds in zip(recorded["attack"], recorded["attack_kinds"]) if kind in kinds.split(KINDS_SEPARATOR))
+
+
+def headline_metrics(table: pd.DataFrame) -> dict[str, str]:
+    """The headline metric each attack's rows in ``table`` record (the victims' own cells have none)."""
+    recorded = table.dropna(subset=["headline_metric"]).drop_duplicates("attack")
+    return dict(zip(recorded["attack"], recorded["headline_metric"]))
 
 
 def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
@@ -59,7 +84,7 @@ def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
             **knob_columns({"defense": rec.cell.defense_params(), "attack": rec.cell.attack_params()}),
             **knob_columns(rec.knobs),
             "cell_id": rec.cell.id, "victim_key": rec.cell.victim_key, "raw_cell_id": rec.cell.matched_raw().id,
-            "threat_model": rec.threat_model or _threat_model_of(rec.cell.attack),
+            **_facts_of(rec),
         }
         common = {"status": rec.status, "wall_seconds": rec.wall_seconds, **rec.provenance}
         if rec.status != OK:
@@ -78,6 +103,15 @@ def records_to_table(records: list[CellRecord]) -> pd.DataFrame:
             table[column] = None
     ordered = [c for c in COLUMNS if c in table.columns]
     return with_tuning_knob_defaults(table[ordered + [c for c in table.columns if c not in ordered]])
+
+
+def _facts_of(record: CellRecord) -> dict[str, str | None]:
+    """The record's attack facts as table cells; those it predates, from the registry."""
+    cells = _as_cells({name: getattr(record, name) for name in ATTACK_FACTS})
+    if any(value is None for value in cells.values()):
+        registered = _registered_facts(record.cell.attack)
+        cells = {name: registered[name] if value is None else value for name, value in cells.items()}
+    return cells
 
 
 def with_tuning_knob_defaults(table: pd.DataFrame) -> pd.DataFrame:

@@ -4,7 +4,7 @@ Layout (every link relative, nothing loaded from the network, so it opens from `
 
     index.html                 one leaderboard per (profile, dataset)
     defenses/<defense>.html    description, knobs, rows, Pareto plot, grids beside raw's
-    attacks/<attack>.html      threat model, requirements, knobs, budgets, convergence plot
+    attacks/<attack>.html      threat model, requirements, knobs, configuration per profile, convergence plot
     entries/<entry_id>.json    one leaderboard entry each (entry.schema.json)
     entry.schema.json          the entries' schema
     grids/<cell_id>.png        reconstruction grids copied from the results folders
@@ -119,7 +119,8 @@ def _write(site: Path, *, entries: list[dict], table: pd.DataFrame, sources: dic
     profiles = sorted({e["profile"] for e in entries})
     defenses = sorted({e["defense"]["name"] for e in entries})
     attacks = sorted({a["attack"] for e in entries for a in e["attacks"]})
-    attack_infos = {a: attack_info(a, profiles=profiles) for a in attacks}
+    recorded_headlines = {a["attack"]: a["headline_metric"] for e in entries for a in e["attacks"]}
+    attack_infos = {a: attack_info(a, profiles=profiles, recorded_headline=recorded_headlines[a]) for a in attacks}
     defaults = {a: info.defaults for a, info in attack_infos.items()}
     all_boards = boards(entries, defaults=defaults)
     common = {"schema_version": SCHEMA_VERSION}

@@ -8,15 +8,12 @@ from __future__ import annotations
 import dataclasses
 import inspect
 import re
-import sys
 from dataclasses import dataclass, field
 
-from bench.report.headline import headline_metric
-from bench.report.labels import ATTACK_LABELS, defense_label
+from bench.report.labels import attack_label, defense_label
 
 FIELD_KEYS = ("Paper:", "Threat model:")
 DROPPED_SECTIONS = ("Args:", "Attributes:", "Raises:", "Returns:", "Example:", "Examples:")
-BUDGET_TABLES = ("BUDGETS", "DECODER_BUDGETS")  # per-profile budget dataclasses of the attack modules
 
 
 @dataclass(frozen=True)
@@ -57,7 +54,7 @@ class AttackInfo:
     scorings: list[str] = field(default_factory=list)
     knobs: list[KnobInfo] = field(default_factory=list)
     headline_metric: str = ""
-    budgets: dict[str, dict] = field(default_factory=dict)
+    configs: dict[str, dict] = field(default_factory=dict)
     defaults: dict[str, object] = field(default_factory=dict)
 
 
@@ -118,29 +115,20 @@ def defense_info(name: str) -> DefenseInfo:
                        parts=[(part, describe_docstring(inspect.getdoc(cls))) for part, cls in parts], knobs=knobs)
 
 
-def attack_info(name: str, *, profiles: list[str]) -> AttackInfo:
-    """The registered attack ``name``: docstring fields, threat model, requirements, knobs and its budget
-    under each of ``profiles`` (where its module keeps a per-profile budget table)."""
+def attack_info(name: str, *, profiles: list[str], recorded_headline: str = "") -> AttackInfo:
+    """The registered attack ``name``: docstring fields, threat model, requirements, knobs, headline
+    metric and its configuration under each of ``profiles`` (its class's ``configs``). An attack this
+    installation does not register keeps the headline metric its rows recorded (``recorded_headline``)."""
     from attacks import ATTACKS
 
-    label = ATTACK_LABELS.get(name) or name
+    label = attack_label(name)
     if name not in ATTACKS:
-        return AttackInfo(name, label, registered=False, headline_metric=headline_metric(name))
+        return AttackInfo(name, label, registered=False, headline_metric=recorded_headline)
     cls = ATTACKS.get(name)
     return AttackInfo(
         name, label, registered=True, described=describe_docstring(inspect.getdoc(cls)),
         threat_model=cls.threat_model.value, requires=sorted(c.value for c in cls.requires), kinds=list(cls.kinds),
-        scorings=[s.name.lower() for s in cls.scorings], knobs=_knobs(cls.knobs), headline_metric=headline_metric(name),
-        budgets=_budgets(cls, profiles), defaults={k.name: k.default for k in cls.knobs if not k.required},
+        scorings=[s.name.lower() for s in cls.scorings], knobs=_knobs(cls.knobs), headline_metric=cls.headline_metric,
+        configs={p: dataclasses.asdict(cls.configs[p]) for p in profiles if p in cls.configs},
+        defaults={k.name: k.default for k in cls.knobs if not k.required},
     )
-
-
-def _budgets(cls: type, profiles: list[str]) -> dict[str, dict]:
-    """The attack's per-profile budget (a dataclass in a table of its module or a base class's module)."""
-    for klass in cls.__mro__:
-        module = sys.modules.get(klass.__module__)
-        for table_name in BUDGET_TABLES:
-            table = getattr(module, table_name, None)
-            if isinstance(table, dict) and table and all(dataclasses.is_dataclass(v) for v in table.values()):
-                return {p: dataclasses.asdict(table[p]) for p in profiles if p in table}
-    return {}

@@ -20,7 +20,6 @@ import pandas as pd
 
 from bench.report.convergence import convergence
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
-from bench.report.headline import headline_metric
 from bench.report.labels import FACTOR_LABELS, defense_label, privacy_direction, split_scoring
 from bench.run.record import FAILED
 from bench.site.records import RecordFile
@@ -143,7 +142,7 @@ def _record(row: Mapping, file: RecordFile) -> dict:
 def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews) -> dict:
     key = key_of(config, views.fields)
     settings = views.settings(settings_key)
-    headline = headline_metric(attack)
+    headline = views.headlines.get(attack, "")  # none recorded: an unregistered attack's older rows
     verdict = convergence(_budget_means(key, attack, settings, headline, views), budget=float(settings.get("budget", 1.0)),
                           metric=headline)
     cells = views.cells

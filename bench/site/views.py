@@ -16,16 +16,11 @@ import pandas as pd
 from bench.report.aggregate import aggregate, config_fields, diverged_cells, ok_rows, victim_fields, victim_view
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
 from bench.report.labels import privacy_direction
-from bench.report.worst_case import HAR_PREFIX, worst_case
-from bench.run.table import ATTACK_KNOB_PREFIX
+from bench.report.worst_case import IMAGE, TABULAR, worst_case
+from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
 from bench.site.values import key_of, numeric_factors
 
 VICTIM_STATS = ("accuracy", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity", "perplexity_inflation")
-
-
-def is_probe(attack: object) -> bool:
-    """Whether an attack is a HAR probe: the candidates of a tabular dataset's worst case."""
-    return isinstance(attack, str) and attack.startswith(HAR_PREFIX)
 
 
 @dataclass
@@ -35,10 +30,12 @@ class ProfileViews:
     Attributes:
         fields: the configuration's fields.
         attack_fields: the attack settings' columns (``attack_budget``, ...).
+        headlines: ``{attack: headline metric}`` as its rows recorded it.
         cells: one row per stored cell (any status), with its configuration key under ``_key``.
         victim: ``{key: {metric: aggregate row}}`` of :data:`VICTIM_STATS`.
         attacks: ``{key: {(attack, settings key): {metric: aggregate row}}}`` of every privacy metric.
-        worst: ``{key: {metric: worst-case row}}``.
+        worst: ``{key: {metric: worst-case row}}``, over the image attacks and over the tabular ones
+            (the HAR probes, each the only one recording its metric).
         floor: ``{(dataset, victim, cut): {metric: floor row}}``.
         prior_seeds: ``{(dataset, victim, cut, metric): finite per-seed values}``.
         seed_values: ``{(key, attack, settings key, metric): finite per-seed means}`` (diverged cells left out).
@@ -48,6 +45,7 @@ class ProfileViews:
     fields: list[str]
     attack_fields: list[str]
     cells: pd.DataFrame
+    headlines: dict = field(default_factory=dict)
     victim: dict = field(default_factory=dict)
     attacks: dict = field(default_factory=lambda: defaultdict(dict))
     worst: dict = field(default_factory=lambda: defaultdict(dict))
@@ -69,7 +67,8 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
     attack_fields = [c for c in config_fields(table) if c.startswith(ATTACK_KNOB_PREFIX)]
     cells = table.drop_duplicates("cell_id").copy()
     cells["_key"] = [key_of(r, fields) for r in cells.to_dict("records")]
-    views = ProfileViews(fields=fields, attack_fields=attack_fields, cells=cells, diverged=diverged_cells(table))
+    views = ProfileViews(fields=fields, attack_fields=attack_fields, cells=cells, headlines=headline_metrics(table),
+                         diverged=diverged_cells(table))
     if ok.empty:
         return views
     for row in aggregate(victim_view(table), metrics=VICTIM_STATS, level=level).to_dict("records"):
@@ -80,9 +79,8 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
         for row in aggregate(attacked, metrics=metrics, level=level).to_dict("records"):
             slot = views.attacks[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})
             slot[row["metric"]] = row
-    for candidates in (None, is_probe):
-        found = worst_case(table, level=level) if candidates is None else worst_case(table, level=level, candidate=candidates)
-        for row in found.to_dict("records"):
+    for kind in (IMAGE, TABULAR):
+        for row in worst_case(table, level=level, kind=kind).to_dict("records"):
             views.worst[key_of(row, fields)][row["metric"]] = row
     for row in prior_floor(table, level=level).to_dict("records"):
         views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row

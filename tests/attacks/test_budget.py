@@ -3,9 +3,9 @@ import pytest
 
 from attacks import ATTACKS, BUDGET, Capability
 from attacks.base import scale_counts
-from attacks.decoder_nets import DecoderBudget
-from attacks.fora_budget import BUDGETS as FORA_BUDGETS
-from attacks.fsha_budget import BUDGETS as FSHA_BUDGETS
+from attacks.decoder_nets import DecoderConfig
+from attacks.fora_config import CONFIGS as FORA_CONFIGS
+from attacks.fsha_config import CONFIGS as FSHA_CONFIGS
 from attacks.unsplit import CONFIGS as UNSPLIT_CONFIGS
 from bench.run.attacker_views import build_view
 from bench.run.training import train_victim
@@ -20,7 +20,7 @@ def test_every_attack_declares_the_budget_knob_with_default_one():
 
 
 def test_scale_counts_is_the_identity_at_one_and_rounds_to_at_least_one():
-    config = DecoderBudget(epochs=15, width=64)
+    config = DecoderConfig(epochs=15, width=64)
     assert scale_counts(config, 1.0, "epochs") is config
     assert scale_counts(config, 4.0, "epochs").epochs == 60
     assert scale_counts(config, 0.5, "epochs").epochs == 8  # round(7.5) = 8 (banker's rounding: even)
@@ -42,9 +42,9 @@ def test_fora_fsha_and_unsplit_scale_their_counts_with_the_budget(digits):
     view, _ = build_view(cell=cell, model=victim.model, data=digits, client_indices=victim.client_indices,
                          granted=frozenset(Capability), n_targets=16)
     fora = ATTACKS.get("fora")(view=view, profile="cpu", budget=4.0).config
-    assert fora.iterations == 4 * FORA_BUDGETS["cpu"].iterations
-    assert fora.decoder.epochs == 4 * FORA_BUDGETS["cpu"].decoder.epochs
-    assert ATTACKS.get("fsha")(view=view, profile="cpu", budget=0.5).hijacked_epochs == FSHA_BUDGETS["cpu"].epochs // 2
+    assert fora.iterations == 4 * FORA_CONFIGS["cpu"].iterations
+    assert fora.decoder.epochs == 4 * FORA_CONFIGS["cpu"].decoder.epochs
+    assert ATTACKS.get("fsha")(view=view, profile="cpu", budget=0.5).hijacked_epochs == FSHA_CONFIGS["cpu"].epochs // 2
     unsplit = ATTACKS.get("unsplit")(view=view, profile="cpu", budget=2.0).config
     assert unsplit.outer_steps == 2 * UNSPLIT_CONFIGS["cpu"].outer_steps
     assert unsplit.input_steps == UNSPLIT_CONFIGS["cpu"].input_steps  # the alternation itself is unchanged

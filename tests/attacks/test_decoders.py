@@ -2,7 +2,7 @@ import pytest
 import torch
 
 from attacks import ATTACKS, AttackerView, Capability, Observation
-from attacks.decoder_nets import DecoderBudget, fit, parameter_count
+from attacks.decoder_nets import DecoderConfig, fit, parameter_count
 from attacks.projection_decoders import SignalDecoder, matched_hidden
 from bench.profiles import get_profile
 from bench.run.attacker_views import build_view
@@ -124,7 +124,7 @@ def test_fit_keeps_the_best_held_out_epoch_and_stops_on_a_plateau():
     x = torch.randn(200, 8)
     y = torch.sigmoid(x @ torch.randn(8, 4))
     model = torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.Sigmoid())
-    history = fit(model, (x,), y, DecoderBudget(epochs=400, batch_size=16, lr=0.05, patience=3), seed=0)
+    history = fit(model, (x,), y, DecoderConfig(epochs=400, batch_size=16, lr=0.05, patience=3), seed=0)
     assert len(history.train) < 400  # stopped on the plateau
     assert len(history.heldout) == len(history.train) and history.best_epoch == history.heldout.index(min(history.heldout))
     assert len(history.train) - 1 - history.best_epoch == 3  # ``patience`` epochs past the best

@@ -5,9 +5,9 @@ import pytest
 import torch
 
 from attacks.base import MissingCapabilityError, ThreatModel
-from attacks.decoder_nets import DecoderBudget
+from attacks.decoder_nets import DecoderConfig
 from attacks.fora import FORA, FORAHistory, fora_diverged, fora_divergence
-from attacks.fora_budget import BUDGETS, FORABudget
+from attacks.fora_config import CONFIGS, FORAConfig
 from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
 from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
 from attacks.payload_moments import PayloadMomentTie
@@ -37,7 +37,7 @@ def trained_view(data, defense="raw", granted=FORA.requires, **params):
 def test_declares_its_threat_model_and_released_budget():
     assert FORA.threat_model is ThreatModel.PASSIVE and FORA.kinds == ("image",)
     assert FORA.requires == {Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE}
-    paper = BUDGETS["paper"]
+    paper = CONFIGS["paper"]
     assert (paper.iterations, paper.batch_size, paper.alpha, paper.lambda_gp) == (40_000, 64, 0.8, 1000.0)
     assert (paper.substitute_lr, paper.critic_lr, paper.decoder.lr) == (1e-4, 3e-4, 1e-4)
 
@@ -49,7 +49,7 @@ def test_runs_under_defenses(digits, defense, params):
     assert out.reconstructions.shape == truth.x.shape == (64, 1, 28, 28)
     assert out.reconstructions.min() >= 0 and out.reconstructions.max() <= 1
     assert out.target_index is None  # every target, in order
-    assert out.scores["fora_iterations"] == BUDGETS["smoke"].iterations
+    assert out.scores["fora_iterations"] == CONFIGS["smoke"].iterations
     for key in ("fora_mmd_initial", "fora_mmd_final", "fora_critic_gap", "fora_decoder_train_mse"):
         assert math.isfinite(out.scores[key])
 
@@ -97,8 +97,8 @@ def test_reconstructions_beat_the_mean_image(digits):
     # Floor: the mean aux image for every target. Seen: 0.69× the floor at seed 0 (0.41–0.69× over
     # seeds 0–4); a FORA returning the mean aux image scores 1.0×.
     view, truth = trained_view(digits)
-    config = dataclasses.replace(BUDGETS["smoke"], iterations=80, batch_size=32, substitute_lr=1e-2,
-                                 decoder=DecoderBudget(epochs=20, batch_size=16, lr=1e-3, width=16))
+    config = dataclasses.replace(CONFIGS["smoke"], iterations=80, batch_size=32, substitute_lr=1e-2,
+                                 decoder=DecoderConfig(epochs=20, batch_size=16, lr=1e-3, width=16))
     out = FORA(view=view, profile="smoke", config=config).run()
     floor = float(((view.aux.inputs.mean(0, keepdim=True) - truth.x) ** 2).mean())
     mse = float(((out.reconstructions - truth.x) ** 2).mean())
@@ -107,7 +107,7 @@ def test_reconstructions_beat_the_mean_image(digits):
 
 
 def _run(view, **changes):
-    attack = FORA(view=view, profile="smoke", config=dataclasses.replace(BUDGETS["smoke"], batch_size=32, **changes))
+    attack = FORA(view=view, profile="smoke", config=dataclasses.replace(CONFIGS["smoke"], batch_size=32, **changes))
     return attack.run(), attack.history
 
 
@@ -140,7 +140,7 @@ def test_moment_tie_pulls_the_substitutes_mean_to_the_targets_mean(digits):
     targets = PayloadMomentTie(decay=0.0)
     targets.observe(view.cut_map(view.targets.payloads))
     # Critic (almost) frozen and no MK-MMD: the tie is the substitute's only pull toward the targets.
-    config = dataclasses.replace(BUDGETS["smoke"], batch_size=32, iterations=30, alpha=0.0, substitute_lr=1e-2,
+    config = dataclasses.replace(CONFIGS["smoke"], batch_size=32, iterations=30, alpha=0.0, substitute_lr=1e-2,
                                  critic_lr=1e-12)
     gaps, scores = {}, {}
     for weight in (0.0, 1.0):
@@ -164,11 +164,11 @@ def test_rejects_bad_settings(digits):
     view, _ = trained_view(digits)
     with pytest.raises(ValueError, match="profile"):
         FORA(view=view, profile="huge")
-    decoder = DecoderBudget(epochs=1)
+    decoder = DecoderConfig(epochs=1)
     for bad in ({"iterations": 0}, {"batch_size": 1}, {"alpha": 1.5}, {"lambda_gp": -1.0}, {"critic_lr": 0.0},
                 {"substitute_width": 0}, {"critic_blocks": -1}, {"eval_size": 1}):
         with pytest.raises(ValueError):
-            FORABudget(**{"iterations": 1, "decoder": decoder, **bad})
+            FORAConfig(**{"iterations": 1, "decoder": decoder, **bad})
 
 
 def _reference_mmd(x, y):

@@ -9,7 +9,7 @@ import torch
 
 from attacks import Capability, MissingCapabilityError
 from attacks.fsha import FSHA, fsha_diverged
-from attacks.fsha_budget import BUDGETS, FSHABudget
+from attacks.fsha_config import CONFIGS, FSHAConfig
 from attacks.view import StepView
 from bench.data.splits import partition
 from bench.profiles import get_profile
@@ -112,7 +112,7 @@ def test_end_to_end_cell_scores_reconstructions(tmp_path, digits, defense, param
     cell = _cell(defense, **params)
     metrics, _ = run_attack_cell(cell, data=digits, profile=PROFILE, cache_dir=tmp_path / "ck", artifacts_dir=tmp_path)
     steps = math.ceil(len(digits.members) / PROFILE.batch_size)
-    assert metrics["fsha_iterations"] == BUDGETS["smoke"].epochs * steps
+    assert metrics["fsha_iterations"] == CONFIGS["smoke"].epochs * steps
     assert metrics["attack_targets"] == PROFILE.targets
     for key in ("ssim", "masked_mse", "accuracy", "fsha_ae_mse", "fsha_critic_loss", "fsha_wasserstein"):
         assert metrics[key] is not None and math.isfinite(metrics[key]), key
@@ -142,7 +142,7 @@ def test_forced_collapse_is_detected(digits):
     cell = _cell()
     model = _fresh(cell, digits)
     view = _pre_view(cell, digits, model)
-    runaway = dataclasses.replace(BUDGETS["smoke"], gp_weight=0.0, lr_critic=1.0)
+    runaway = dataclasses.replace(CONFIGS["smoke"], gp_weight=0.0, lr_critic=1.0)
     attacks = {
         "healthy": FSHA(view=view, profile="smoke"),
         "collapsed": FSHA(view=view, profile="smoke", config=runaway),
@@ -165,14 +165,14 @@ def test_needs_aux_data(digits):
 
 
 def test_budgets_and_the_hijacked_client_lr(digits):
-    assert BUDGETS["paper"].lr_autoencoder == BUDGETS["paper"].lr_critic == 1e-4
-    assert all(b.gp_weight == 500 for b in BUDGETS.values())
-    assert BUDGETS["paper"].client_lr == BUDGETS["smoke"].client_lr == 1e-4  # App. B-C5
-    assert BUDGETS["cpu"].client_lr == 1e-3  # the stated cpu deviation: 1e-4 collapses in 1,504 steps
+    assert CONFIGS["paper"].lr_autoencoder == CONFIGS["paper"].lr_critic == 1e-4
+    assert all(b.gp_weight == 500 for b in CONFIGS.values())
+    assert CONFIGS["paper"].client_lr == CONFIGS["smoke"].client_lr == 1e-4  # App. B-C5
+    assert CONFIGS["cpu"].client_lr == 1e-3  # the stated cpu deviation: 1e-4 collapses in 1,504 steps
     with pytest.raises(ValueError):
-        FSHABudget(epochs=0, lr_autoencoder=1e-4, lr_critic=1e-4)
+        FSHAConfig(epochs=0, lr_autoencoder=1e-4, lr_critic=1e-4)
     with pytest.raises(ValueError):
-        FSHABudget(epochs=1, lr_autoencoder=0.0, lr_critic=1e-4)
+        FSHAConfig(epochs=1, lr_autoencoder=0.0, lr_critic=1e-4)
     cell = _cell("learned-1x1", cr=8.0)
     model = _fresh(cell, digits)
     attack = FSHA(view=_pre_view(cell, digits, model), profile="smoke", seed=0)

@@ -8,12 +8,12 @@ from sklearn.metrics import r2_score
 
 from attacks.base import ATTACKS, MissingCapabilityError
 from attacks.har_probes import (
-    BUDGETS,
+    CONFIGS,
     HarReconstruction,
     HarReidentification,
-    ProbeBudget,
+    ProbeConfig,
     block_split,
-    budget_for,
+    probe_config,
 )
 from bench.data.splits import carve
 from bench.profiles import get_profile
@@ -69,7 +69,7 @@ def test_probes_are_registered():
 def test_reconstruction_recovers_features_on_raw(data, raw_victim):
     r2, out = _median_r2(data, raw_victim)
     assert r2 > 0.2
-    assert 1 <= out.scores["recon_best_epoch"] <= BUDGETS["smoke"].epochs
+    assert 1 <= out.scores["recon_best_epoch"] <= CONFIGS["smoke"].epochs
 
 
 def test_reconstruction_under_lightsplit_f_at_cr32_is_worse_than_raw(data, raw_victim):
@@ -102,10 +102,10 @@ def test_block_split_keeps_stored_order_and_drops_a_gap():
 
 
 def test_budgets_are_validated():
-    assert budget_for("paper").epochs == 100
+    assert probe_config("paper").epochs == 100
     with pytest.raises(KeyError):
-        budget_for("nope")
+        probe_config("nope")
     for bad in ({"epochs": 0}, {"holdout": 0.0}, {"lr": 2.0}, {"batch_size": 0}, {"reid_max_iter": 1}):
         with pytest.raises(ValueError):
-            dataclasses.replace(BUDGETS["cpu"], **bad)
-    assert isinstance(BUDGETS["smoke"], ProbeBudget)
+            dataclasses.replace(CONFIGS["cpu"], **bad)
+    assert isinstance(CONFIGS["smoke"], ProbeConfig)

@@ -8,7 +8,7 @@ import attacks.sdar  # noqa: F401  (registers "sdar")
 from attacks import ATTACKS, Capability, MissingCapabilityError, ThreatModel
 from attacks.payload_moments import PayloadMomentTie
 from attacks.sdar import SDAR, sdar_diverged
-from attacks.sdar_budget import BUDGETS, SDARBudget
+from attacks.sdar_config import CONFIGS, SDARConfig
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, frozen, upsampling
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
@@ -39,7 +39,7 @@ DEFENSES = [("raw", {}), ("lightsplit-f+dp", {"cr": 8.0, "sigma": 0.02}), ("ligh
 def test_registered_with_its_threat_model():
     assert ATTACKS.get("sdar") is SDAR and SDAR.threat_model is ThreatModel.COTRAIN
     assert SDAR.requires == {Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE}
-    paper = BUDGETS["paper"]
+    paper = CONFIGS["paper"]
     assert (paper.lambda1, paper.lambda2, paper.e_lr, paper.d_lr, paper.hs_lr, paper.adam_eps) == (
         0.02, 1e-5, 1e-3, 5e-4, 1e-3, 1e-7)
     assert paper.e_dis_layers[0] == (64, 1) and paper.d_dis_layers == ((64, 1), (128, 2), (128, 2), (256, 2))
@@ -194,11 +194,11 @@ def test_rejects_bad_settings(digits):
         attack.run()
     base = {"decoder_low": (4,), "decoder_high": (), "e_dis_layers": ((4, 2),), "e_dis_widths": (4,),
             "d_dis_layers": ((4, 2),)}
-    SDARBudget(**base)
+    SDARConfig(**base)
     for bad in ({"decoder_low": ()}, {"e_dis_layers": ((4, 3),)}, {"lambda1": -0.1}, {"flip_rate": 1.0},
                 {"e_lr": 0.0}, {"adam_eps": 0.0}, {"dropout": 1.0}, {"window": 0}, {"d_dis_layers": ()}):
-        with pytest.raises(ValueError, match="invalid budget"):
-            SDARBudget(**{**base, **bad})
+        with pytest.raises(ValueError, match="invalid configuration"):
+            SDARConfig(**{**base, **bad})
 
 
 def test_lambda1_scale_scales_the_adversarial_weight_and_the_critic_rate_only(digits):
@@ -222,7 +222,7 @@ def test_moment_tie_adds_its_weight_times_the_gap_to_the_observed_payloads_runni
         assert (attack.payload_moments.moments is None) == (weight == 0)  # at 0 nothing is tracked
     expected = PayloadMomentTie()
     expected.observe(real)
-    assert float(losses[0.0]) == pytest.approx(1.0 + BUDGETS["smoke"].lambda1 * math.log(2), rel=1e-6)
+    assert float(losses[0.0]) == pytest.approx(1.0 + CONFIGS["smoke"].lambda1 * math.log(2), rel=1e-6)
     assert float(losses[2.0] - losses[0.0]) == pytest.approx(2.0 * float(expected.gap(fake)), rel=1e-5)
     with pytest.raises(ValueError, match="moment_tie must be >= 0"):
         pre_training_attack(make_cell(), digits, moment_tie=-1.0)

@@ -8,7 +8,8 @@ import pytest
 import torch
 from torch import nn
 
-from victims import VICTIMS, SplitParts, Victim
+from bench.data import DATASETS
+from victims import VICTIMS, SplitParts, Victim, default_victim
 
 NUM_CLASSES = 7
 BATCH = 2
@@ -60,6 +61,26 @@ def test_class_attributes(name: str) -> None:
     assert victim_cls.default_cut in victim_cls.cuts
     assert victim_cls.datasets
     assert all(isinstance(n, int) for shape in victim_cls.cuts.values() for n in shape)
+
+
+def test_each_dataset_is_claimed_by_exactly_one_victim_its_default() -> None:
+    claims = {dataset: [name for name in VICTIMS.names() if dataset in VICTIMS.get(name).datasets] for dataset in DATASETS.names()}
+    assert {dataset: names for dataset, names in claims.items() if len(names) != 1} == {}
+    # the defaults every stored cell was made with
+    assert {dataset: default_victim(dataset) for dataset in DATASETS.names()} == {
+        "mnist": "mnistnet", "fashion-mnist": "simplecnn", "digits": "mnistnet", "cifar10": "resnet18",
+        "cifar100": "resnet18", "cifar10-jpeg": "simplecnn", "gtsrb": "micronnet", "imagenet": "resnet50",
+        "har": "har-mlp", "hapt": "har-mlp", "wikitext-2": "gpt2", "wikitext-103": "gpt2",
+    }
+
+
+def test_a_dataset_claimed_by_no_victim_or_by_two_has_no_default(monkeypatch) -> None:
+    with pytest.raises(ValueError, match="no default victim for dataset 'unclaimed' \\(no registered victim declares it\\)"):
+        default_victim("unclaimed")
+    twin = type("Twin", (VICTIMS.get("mnistnet"),), {"datasets": ("mnist",)})
+    monkeypatch.setitem(VICTIMS._items, "twin", twin)
+    with pytest.raises(ValueError, match="victims mnistnet, twin all declare it"):
+        default_victim("mnist")
 
 
 @pytest.mark.parametrize(("name", "cut"), VICTIM_CUTS)

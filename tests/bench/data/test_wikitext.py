@@ -7,7 +7,7 @@ pytest.importorskip("tokenizers")
 from bench.data import DATASETS  # noqa: E402
 from bench.data.root import MissingDataError  # noqa: E402
 from bench.data.text_blocks import blocks, carve_text, gpt2_tokenizer, trained_tokenizer  # noqa: E402
-from bench.profiles import PROFILES, Profile, TextBudget  # noqa: E402
+from bench.profiles import PROFILES, Profile, TextConfig  # noqa: E402
 
 LINES = [" = Valkyria Chronicles III = \n", " \n", " Senjō no Valkyria 3 : <unk> Chronicles @-@ a game . \n"]
 
@@ -78,9 +78,9 @@ def test_gpt2_tokenizer_is_read_from_its_two_files(tmp_path):
 def test_carving_tokenizes_by_the_profile_and_holds_out_the_evaluation_text(tmp_path):
     _write(tmp_path / "wikitext-2", {"valid": "valid.txt", "test": "test.txt"})
     corpus = DATASETS.get("wikitext-2")(tmp_path)
-    budget = TextBudget(block_tokens=16, batch_size=2, steps=1, eval_every=1, eval_blocks=3, train_blocks=None,
-                        lr=1e-3, vocab=280)
-    profile = Profile(name="t", members=1, nonmembers=1, test=1, epochs=1, batch_size=1, text=budget)
+    text = TextConfig(block_tokens=16, batch_size=2, steps=1, eval_every=1, eval_blocks=3, train_blocks=None,
+                      lr=1e-3, vocab=280)
+    profile = Profile(name="t", members=1, nonmembers=1, test=1, epochs=1, batch_size=1, text=text)
     data = carve_text(corpus, profile, tmp_path)
     assert data.kind == "text" and data.num_classes <= 280 and data.input_shape == (16,)
     assert len(data.test) == 3 and len(data.nonmembers) == 0 and len(data.members) > 3
@@ -92,4 +92,4 @@ def test_profiles_budget_text_cells():
     assert PROFILES["cpu"].text.block_tokens == PROFILES["paper"].text.block_tokens == 256
     assert PROFILES["paper"].text.vocab is None and PROFILES["paper"].text.lr == 5e-5
     with pytest.raises(ValueError, match="steps must be >= 1"):
-        TextBudget(block_tokens=1, batch_size=1, steps=0, eval_every=1, eval_blocks=1, train_blocks=1, lr=1, vocab=1)
+        TextConfig(block_tokens=1, batch_size=1, steps=0, eval_every=1, eval_blocks=1, train_blocks=1, lr=1, vocab=1)

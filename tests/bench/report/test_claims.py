@@ -90,14 +90,16 @@ def test_privacy_gain_side_is_the_side_the_claim_calls_more_private():
     from bench.report.claims import privacy_gain_side
     from bench.report.paper_claims import CLAIMS
 
-    assert privacy_gain_side(CLAIM) == CLAIM.left  # lightsplit-f < topk on SSIM
+    images = {"sdar", "unsplit", "decoder-z", "decoder-z-lift"}
+    assert privacy_gain_side(CLAIM, images) == CLAIM.left  # lightsplit-f < topk on SSIM
     claims = {c.id: c for c in CLAIMS}
     above = claims["sdar-ssim-topk32-above-lsf8"]  # topk 32 > lightsplit-f 8 on SSIM: the right side
-    assert privacy_gain_side(above) == above.right
+    assert privacy_gain_side(above, images) == above.right
     unsplit = claims["unsplit-masked-mse-topk-above-raw-cr8"]  # topk > raw on masked MSE: the left side
-    assert privacy_gain_side(unsplit) == unsplit.left
+    assert privacy_gain_side(unsplit, images) == unsplit.left
+    assert privacy_gain_side(unsplit, images - {"unsplit"}) is None  # its rows do not record images
     for cid in ("utility-dp-keeps-96pct", "decoder-z-lift-gains-at-most-0.032-ssim", "sdar-raw-l4-ssim"):
-        assert privacy_gain_side(claims[cid]) is None  # utility, two attacks, a value
+        assert privacy_gain_side(claims[cid], images) is None  # utility, two attacks, a value
 
 
 def test_an_attack_on_the_floor_measures_no_leakage():

@@ -1,10 +1,11 @@
 """The budget rule: converged when four times the budget gains at most the tolerance."""
 import math
 
+import pandas as pd
 import pytest
 
 from bench.report.convergence import RELATIVE_TOLERANCE, SSIM_TOLERANCE, convergence
-from bench.report.headline import headline_metric
+from bench.run.table import headline_metrics, with_attack_facts
 
 
 def test_ssim_gains_are_measured_against_an_absolute_tolerance():
@@ -31,6 +32,9 @@ def test_unknown_without_four_times_the_budget_or_a_direction(means, metric):
     assert convergence(means, budget=1.0, metric=metric) is None
 
 
-def test_headline_metrics():
-    assert [headline_metric(a) for a in ("decoder-ref", "unsplit", "har-recon", "har-reid")] == [
-        "ssim", "masked_mse_minmax", "median_r2", "reid_accuracy"]
+def test_headline_metrics_are_read_from_the_rows_or_filled_from_the_registry():
+    older = pd.DataFrame({"attack": ["none", "decoder-ref", "unsplit", "har-recon", "har-reid", "not-registered"]})
+    assert headline_metrics(with_attack_facts(older)) == {
+        "decoder-ref": "ssim", "unsplit": "masked_mse_minmax", "har-recon": "median_r2", "har-reid": "reid_accuracy"}
+    recorded = pd.DataFrame({"attack": ["plugin", "none"], "headline_metric": ["lpips", None]})
+    assert headline_metrics(with_attack_facts(recorded)) == {"plugin": "lpips"}  # a recorded fact is kept

@@ -5,7 +5,7 @@ import pytest
 
 from bench.report.leaderboard import leaderboard, to_markdown
 from bench.report.tables import TABLES, build_table
-from bench.report.worst_case import is_image_attack, pick_worst, worst_case
+from bench.report.worst_case import TABULAR, competing_attacks, image_attacks, pick_worst, worst_case
 from bench.run.cell import Cell
 from bench.run.store import OK, CellRecord, records_to_table
 from tests.bench.report.handmade import runs, tidy
@@ -45,8 +45,8 @@ def test_worst_case_takes_the_max_of_ssim_and_the_min_of_mse():
 
 
 def test_only_image_attacks_compete_and_a_metric_needs_a_direction():
-    assert is_image_attack("sdar") and is_image_attack("unsplit")
-    assert not any(is_image_attack(a) for a in ("none", "prior", "har-recon", "har-reid", None))
+    assert image_attacks(table()) == {"sdar", "fora"}  # not the victims' none, the prior floor or the HAR probe
+    assert competing_attacks(table(), TABULAR) == {"har-recon"}
     with pytest.raises(ValueError, match="no privacy direction"):
         pick_worst(pd.DataFrame({"attack": ["a"], "v": [1.0], "g": [0]}), value="v", metric="accuracy", group=["g"])
     frame = pd.DataFrame({"attack": ["b", "a", "c"], "v": [0.5, 0.5, float("nan")], "g": [0, 0, 0]})

@@ -20,6 +20,7 @@ def _data(tmp_path):
 @ATTACKS.register("test-cotrain", force=True)
 class CountingCotrain(CotrainAttack):
     requires = frozenset({Capability.AUX_DATA})
+    kinds, headline_metric, configs = ("image",), "ssim", {}
     instances = []
 
     def __init__(self, **kwargs):
@@ -38,6 +39,7 @@ class CountingCotrain(CotrainAttack):
 @ATTACKS.register("test-active", force=True)
 class ZeroGradientServer(ActiveAttack):
     requires = frozenset()
+    kinds, headline_metric, configs = ("image",), "ssim", {}
     hijacked_epochs = 2
 
     def client_gradient(self, view):

@@ -75,6 +75,14 @@ def test_an_entry_names_every_cell_of_its_configuration_with_the_sha256_of_its_f
     assert raw["code_versions"] and all(isinstance(v, str) for v in raw["code_versions"])
 
 
+def test_stored_records_carry_the_attacks_facts(grid):
+    facts = {}
+    for path in (grid / "cells").glob("*.json"):
+        data = json.loads(path.read_text())
+        facts[data["cell"]["attack"]] = (data["threat_model"], data["attack_kinds"], data["headline_metric"])
+    assert facts == {"decoder-ref": ("passive", ["image"], "ssim"), "prior": ("passive", ["image"], "ssim")}
+
+
 def test_accuracy_bytes_attacks_worst_case_and_floor(smoke_entries):
     lightsplit = by_defense(smoke_entries, "lightsplit-f")
     assert lightsplit["defense"]["knobs"] == {"cr": 8.0, "lambda_wcc": 0.0}

@@ -7,8 +7,8 @@ Layers = tuple[tuple[int, int], ...]
 
 
 @dataclass(frozen=True, kw_only=True)
-class SDARBudget:
-    """Network sizes and hyper-parameters of SDAR (one iteration per observed victim step).
+class SDARConfig:
+    """Network sizes and hyper-parameters of SDAR for one profile (one iteration per observed victim step).
 
     Attributes:
         decoder_low: decoder block widths at the cut's resolution.
@@ -59,20 +59,20 @@ class SDARBudget:
         )
         if not ok:
             raise ValueError(
-                f"sdar: invalid budget {self} (every network needs a layer; widths >= 1; strides 1 or 2; "
+                f"sdar: invalid configuration {self} (every network needs a layer; widths >= 1; strides 1 or 2; "
                 "lambdas in [0, 1]; flip_rate and dropout in [0, 1); learning rates in (0, 1]; adam_eps > 0; "
                 "embedding_dim and window >= 1)"
             )
 
 
-BUDGETS: dict[str, SDARBudget] = {
-    "smoke": SDARBudget(decoder_low=(4,), decoder_high=(), e_dis_layers=((4, 2),), e_dis_widths=(8,),
+CONFIGS: dict[str, SDARConfig] = {
+    "smoke": SDARConfig(decoder_low=(4,), decoder_high=(), e_dis_layers=((4, 2),), e_dis_widths=(8,),
                         d_dis_layers=((4, 2),), window=4),
     # Research notes §1.11 with narrower image-side layers, sized for ~940 observed steps (MnistNet split-2).
-    "cpu": SDARBudget(decoder_low=(32, 8), decoder_high=(), e_dis_layers=((32, 2), (64, 2)), e_dis_widths=(64, 64),
+    "cpu": SDARConfig(decoder_low=(32, 8), decoder_high=(), e_dis_layers=((32, 2), (64, 2)), e_dis_widths=(64, 64),
                       d_dis_layers=((16, 2), (32, 2))),
     # Published widths (L4–L6 e_dis, d_dis, L4 decoder) and the ResNet CIFAR-10 USL weights.
-    "paper": SDARBudget(lambda1=0.02, flip_rate=0.2, decoder_low=(), decoder_high=(32, 16, 16, 16),
+    "paper": SDARConfig(lambda1=0.02, flip_rate=0.2, decoder_low=(), decoder_high=(32, 16, 16, 16),
                         e_dis_layers=((64, 1), (128, 2), (256, 1), (256, 1), (256, 1), (256, 2)),
                         e_dis_widths=(256, 256, 256), d_dis_layers=((64, 1), (128, 2), (128, 2), (256, 2))),
 }

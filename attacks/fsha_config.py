@@ -1,12 +1,12 @@
-"""FSHA's budget and hyper-parameters, per profile."""
+"""FSHA's configuration per profile: epochs and hyper-parameters."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
 
 @dataclass(frozen=True)
-class FSHABudget:
-    """Budget and hyper-parameters of FSHA's attacker side.
+class FSHAConfig:
+    """Epochs and hyper-parameters of FSHA's attacker side for one profile.
 
     Attributes:
         epochs: length of the hijacked training run in victim epochs (one FSHA iteration per step).
@@ -46,15 +46,15 @@ class FSHABudget:
             raise ValueError(f"fsha: critic_blocks must lie in [0, 16], got {self.critic_blocks}")
 
 
-BUDGETS: dict[str, FSHABudget] = {
-    "smoke": FSHABudget(epochs=2, lr_autoencoder=1e-4, lr_critic=4e-4, pilot_width=8, decoder_width=8,
+CONFIGS: dict[str, FSHAConfig] = {
+    "smoke": FSHAConfig(epochs=2, lr_autoencoder=1e-4, lr_critic=4e-4, pilot_width=8, decoder_width=8,
                         critic_width=8, critic_blocks=1),
     # 16 epochs × 94 steps = 1,504 iterations on the cpu profile's 6,000 members at batch 64.
     # Deviation: the client head at App. B-C5's 1e-4 collapses in this budget (critic's Wasserstein
     # estimate grows 21 → 27, SSIM −0.08 at ×1 and −0.015 at ×4 on raw MNIST, below the mean-image
     # floor, results/issue12-convergence), so the cpu profile gives it 1e-3; `paper` keeps 1e-4.
-    "cpu": FSHABudget(epochs=16, lr_autoencoder=1e-4, lr_critic=4e-4, client_lr=1e-3),
+    "cpu": FSHAConfig(epochs=16, lr_autoencoder=1e-4, lr_critic=4e-4, client_lr=1e-3),
     # ≈ 10,300 iterations on MNIST's 60,000 training images at batch 64 (the paper's 10,000 × 64).
-    "paper": FSHABudget(epochs=11, lr_autoencoder=1e-4, lr_critic=1e-4, pilot_width=64, decoder_width=128,
+    "paper": FSHAConfig(epochs=11, lr_autoencoder=1e-4, lr_critic=1e-4, pilot_width=64, decoder_width=128,
                         critic_width=256, critic_blocks=6),
 }

@@ -1,18 +1,18 @@
-"""FORA's budget and hyper-parameters, per profile."""
+"""FORA's configuration per profile: iteration counts and hyper-parameters."""
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-from attacks.decoder_nets import DecoderBudget
+from attacks.decoder_nets import DecoderConfig
 
 
 @dataclass(frozen=True)
-class FORABudget:
-    """Budget and hyper-parameters of FORA (released values in brackets).
+class FORAConfig:
+    """Iteration counts and hyper-parameters of FORA for one profile (released values in brackets).
 
     Attributes:
         iterations: substitute + critic steps [40,000].
-        decoder: the pseudo decoder's training budget (epochs over the aux set, lr [1e-4], width).
+        decoder: the pseudo decoder's training configuration (epochs over the aux set, lr [1e-4], width).
         batch_size: samples per side of each step [64]; cut to the smaller of the two sets if needed.
         alpha: weight ``a`` of the MK-MMD in ``L_sub = (1 − a)·mean D(s) + a·MKMMD`` [0.8].
         lambda_gp: gradient-penalty weight [1000].
@@ -25,7 +25,7 @@ class FORABudget:
     """
 
     iterations: int
-    decoder: DecoderBudget
+    decoder: DecoderConfig
     batch_size: int = 64
     alpha: float = 0.8
     lambda_gp: float = 1000.0
@@ -47,12 +47,12 @@ class FORABudget:
             raise ValueError(f"fora: widths must be >= 1 and critic_blocks >= 0 ({self})")
 
 
-BUDGETS: dict[str, FORABudget] = {
-    "smoke": FORABudget(iterations=4, decoder=DecoderBudget(epochs=1, lr=1e-3, width=16), critic_width=8, eval_size=64),
+CONFIGS: dict[str, FORAConfig] = {
+    "smoke": FORAConfig(iterations=4, decoder=DecoderConfig(epochs=1, lr=1e-3, width=16), critic_width=8, eval_size=64),
     # MnistNet split-2 on MNIST (2,000 aux images): see FORA's docstring for the measured wall time.
-    "cpu": FORABudget(iterations=1000, decoder=DecoderBudget(epochs=40, lr=1e-3, width=32), critic_width=16),
+    "cpu": FORAConfig(iterations=1000, decoder=DecoderConfig(epochs=40, lr=1e-3, width=32), critic_width=16),
     # Released: 40,000 iterations of batch 64; the decoder took one step per iteration, i.e. 40,000 × 64
     # samples = 512 passes over 5,000 aux images.
-    "paper": FORABudget(iterations=40_000, decoder=DecoderBudget(epochs=512, lr=1e-4, width=256), substitute_width=64,
+    "paper": FORAConfig(iterations=40_000, decoder=DecoderConfig(epochs=512, lr=1e-4, width=256), substitute_width=64,
                         critic_width=128, critic_blocks=6, eval_size=1000),
 }
