@@ -11,7 +11,7 @@ MUTANTS = ("mean_image", "zero_payload")
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m tests.mutants", description=__doc__)
-    parser.add_argument("--jobs", default="2", help="pytest-xdist workers per mutant ('0': none)")
+    parser.add_argument("--jobs", default="auto", help="pytest-xdist workers for a mutant that runs in parallel ('0': none)")
     parser.add_argument("mutants", nargs="*", metavar="MUTANT", help=f"any of {', '.join(MUTANTS)} (default: all)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.mutants) - set(MUTANTS))
@@ -20,10 +20,10 @@ def main(argv: list[str] | None = None) -> int:
     args.mutants = args.mutants or list(MUTANTS)
     survived = []
     for name in args.mutants:
-        targets = importlib.import_module(f"tests.mutants.{name}").TARGETS
+        mutant = importlib.import_module(f"tests.mutants.{name}")
         command = [sys.executable, "-m", "pytest", "-p", f"tests.mutants.{name}", "-p", "no:cacheprovider", "-q",
-                   "--no-header", "-rN", "--tb=line", "-n", args.jobs, *targets]
-        print(f"mutant {name}: {len(targets)} targets", flush=True)
+                   "--no-header", "-rN", "--tb=line", "-n", args.jobs if mutant.PARALLEL else "0", "--dist", "worksteal", *mutant.TARGETS]
+        print(f"mutant {name}: {len(mutant.TARGETS)} targets", flush=True)
         if subprocess.run(command).returncode != 0:
             survived.append(name)
     if survived:

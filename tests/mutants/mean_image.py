@@ -7,13 +7,10 @@ the mutant is cheap; the quality tests that compare an attack with the mean-imag
 from __future__ import annotations
 
 import pytest
-import torch
 
-import attacks  # noqa: F401  (registers every attack)
-from attacks import ATTACKS, ActiveAttack, AttackOutput, CotrainAttack
-from defenses.payload import values_of
 from tests.mutants.expect_failure import register
 
+PARALLEL = False  # under this mutant the targets train no attacker: workers cost more to start than they save
 TARGETS = (
     "tests/attacks/test_decoders.py::test_reference_decoder_on_an_identity_head_reconstructs_near_perfectly",
     "tests/attacks/test_decoders.py::test_under_huge_dp_noise_the_decoder_falls_to_the_mean_image",
@@ -26,7 +23,12 @@ TARGETS = (
 )
 
 
-def _mean_image_run(self) -> AttackOutput:
+def _mean_image_run(self):
+    import torch
+
+    from attacks import AttackOutput
+    from defenses.payload import values_of
+
     v = self.view
     held = [o.inputs for o in (v.aux, v.members) if o is not None and o.inputs is not None]
     mean = held[0].mean(0, keepdim=True) if held else torch.full((1, *v.input_shape), 0.5)
@@ -43,6 +45,8 @@ def _honest_gradient(self, step_view):
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    from attacks import ATTACKS, ActiveAttack, CotrainAttack  # imported here: the runner reads TARGETS without torch
+
     for name in ATTACKS.names():
         cls = ATTACKS.get(name)
         if "image" not in cls.kinds or name == "prior":  # the prior already is the mean image
