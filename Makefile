@@ -25,5 +25,7 @@ lint: install-test
 test: install-test
 	$(PYTHON) -m pytest tests -n $(TEST_JOBS) --dist loadgroup
 
-mutants: install-test
+# After `make test` (as in CI) the suite is installed: the mutants install it only where it is not.
+mutants:
+	@$(PYTHON) -c "import importlib.metadata as m; m.version('splitbench'); m.version('pytest-xdist')" 2>/dev/null || $(MAKE) install-test
 	$(PYTHON) -m tests.mutants --jobs $(TEST_JOBS)
