@@ -11,21 +11,21 @@ def _one_torch_thread():
     torch.set_num_threads(previous)
 
 
-@pytest.fixture(scope="session")
-def digits(tmp_path_factory):
-    """sklearn's digits carved as the smoke profile carves them, once per session (read only)."""
+def _carved_digits(tmp_path_factory, profile: str):
     from bench.data import DATASETS
     from bench.data.splits import carve
     from bench.profiles import get_profile
 
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("digits")), get_profile("smoke"))
+    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp(f"digits-{profile}")), get_profile(profile))
+
+
+@pytest.fixture(scope="session")
+def digits(tmp_path_factory):
+    """sklearn's digits carved as the smoke profile carves them, once per session (read only)."""
+    return _carved_digits(tmp_path_factory, "smoke")
 
 
 @pytest.fixture(scope="session")
 def digits_cpu(tmp_path_factory):
     """sklearn's digits carved as the cpu profile carves them (more members), once per session (read only)."""
-    from bench.data import DATASETS
-    from bench.data.splits import carve
-    from bench.profiles import get_profile
-
-    return carve(DATASETS.get("digits")(tmp_path_factory.mktemp("digits-cpu")), get_profile("cpu"))
+    return _carved_digits(tmp_path_factory, "cpu")

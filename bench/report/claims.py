@@ -200,7 +200,7 @@ def _settings(table: pd.DataFrame, claims: list[Claim]) -> list[tuple[str, pd.Da
 def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
     """The verdicts of ``claims`` on one part of a dataset's cells (one victim and cut, or one victim)."""
     verdicts = []
-    left_out = left_out_cells(table[table["status"] == "ok"])
+    left_out = left_out_cells(table)
     image_attack_names = image_attacks(table)
     for claim in claims:
         left_values = _seed_values(table, claim.left, claim.metric, left_out=left_out)
