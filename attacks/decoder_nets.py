@@ -144,7 +144,7 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: D
     inputs = tuple(_nhwc(x) for x in inputs)
     n = len(targets)
     n_held = int(n * config.heldout) if n >= HELDOUT_MIN else 0
-    split = torch.randperm(n, generator=generator)
+    split = torch.randperm(n, generator=generator, device=generator.device).to(targets.device)
     train_idx, held_idx = split[n_held:], split[:n_held]
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=max(0, config.patience // 2 - 1))
@@ -152,8 +152,8 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: D
     best, best_epoch, best_state = math.inf, 0, None
     for epoch in range(config.epochs):
         model.train()
-        order = train_idx[torch.randperm(len(train_idx), generator=generator)]
-        total = 0.0
+        order = train_idx[torch.randperm(len(train_idx), generator=generator, device=generator.device).to(targets.device)]
+        losses, sizes = [], []
         for start in range(0, len(order), config.batch_size):
             idx = order[start : start + config.batch_size]
             if len(idx) < 2:
@@ -163,7 +163,11 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: D
             optimizer.zero_grad(set_to_none=True)
             loss.backward()
             optimizer.step()
-            total += loss.item() * len(idx)
+            losses.append(loss.detach())
+            sizes.append(len(idx))
+        total = 0.0
+        for value, size in zip(torch.stack(losses).tolist() if losses else [], sizes):  # one host sync an epoch
+            total += value * size
         train_curve.append(total / len(order))
         if not n_held:
             best_epoch = epoch

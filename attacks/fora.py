@@ -18,6 +18,7 @@ from attacks.payload_moments import PayloadMomentTie
 from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET, MOMENT_TIE
 from bench.profiles import INFERENCE_BATCH_SIZE
+from bench.run.device import forked_rng
 from defenses.payload import values_of
 
 
@@ -74,16 +75,36 @@ def fora_diverged(history: FORAHistory, **kwargs: float) -> bool:
     return fora_divergence(history, **kwargs) is not None
 
 
+CHECK_EVERY = 50  # substitute steps between reads of the losses from the device (one host sync each)
+
+
+def _read_transfer(steps: list[Tensor]) -> tuple[list[float], list[float], list[float]]:
+    """The transfer phase's MMD, critic gap and distance per step, read in one transfer and cut after
+    the first non-finite step (the phase stops there)."""
+    mmd, gap, distance = [], [], []
+    for loss_mmd, gap_value, penalty, dist in torch.stack(steps).tolist() if steps else []:
+        mmd.append(loss_mmd)
+        gap.append(gap_value if math.isfinite(penalty) else math.nan)
+        distance.append(dist)
+        if not (math.isfinite(mmd[-1]) and math.isfinite(gap[-1])):
+            break
+    return mmd, gap, distance
+
+
 class _Batches:
     """Endless equal-size batches of indices: seeded reshuffles, partial batches dropped."""
 
-    def __init__(self, n: int, size: int, generator: torch.Generator) -> None:
-        self.n, self.size, self.generator = n, size, generator
-        self.order, self.pos = torch.randperm(n, generator=generator), 0
+    def __init__(self, n: int, size: int, generator: torch.Generator, device: torch.device | str = "cpu") -> None:
+        self.n, self.size, self.generator, self.device = n, size, generator, device
+        self.order, self.pos = self._shuffled(), 0
+
+    def _shuffled(self) -> Tensor:
+        # drawn on the generator's device (the same order on every device), moved once a pass
+        return torch.randperm(self.n, generator=self.generator, device=self.generator.device).to(self.device)
 
     def __next__(self) -> Tensor:
         if self.pos + self.size > self.n:
-            self.order, self.pos = torch.randperm(self.n, generator=self.generator), 0
+            self.order, self.pos = self._shuffled(), 0
         self.pos += self.size
         return self.order[self.pos - self.size : self.pos]
 
@@ -195,7 +216,7 @@ class FORA(PassiveAttack):
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")
         self.config = config
         self.history: FORAHistory | None = None
-        with torch.random.fork_rng(devices=[]):
+        with forked_rng():
             torch.manual_seed(self.seed)
             self.substitute = Substitute(
                 SubstituteHead(view.input_shape, view.cut_shape, config.substitute_width), view.defense_factory()
@@ -209,7 +230,7 @@ class FORA(PassiveAttack):
 
     def run(self) -> AttackOutput:
         """Train substitute and critic, then the pseudo decoder; reconstruct every target."""
-        with torch.random.fork_rng(devices=[]):
+        with forked_rng():
             torch.manual_seed(self.seed)  # the DP noise of the substitute's path
             return self._run()
 
@@ -219,8 +240,8 @@ class FORA(PassiveAttack):
         aux = view.aux.inputs.to(dtype)
         generator = torch.Generator().manual_seed(self.seed)
         n_eval = min(config.eval_size, len(maps), len(aux))
-        maps_eval = maps[torch.randperm(len(maps), generator=generator)[:n_eval]]
-        aux_eval = aux[torch.randperm(len(aux), generator=generator)[:n_eval]]
+        maps_eval = maps[torch.randperm(len(maps), generator=generator, device=generator.device)[:n_eval].to(maps.device)]
+        aux_eval = aux[torch.randperm(len(aux), generator=generator, device=generator.device)[:n_eval].to(aux.device)]
 
         mmd_initial = _mmd(maps_eval, self._frozen(aux).cut_map(aux_eval))
         mmd, gap, distance = self._transfer(maps, aux, generator)
@@ -262,19 +283,20 @@ class FORA(PassiveAttack):
         )
 
     def _transfer(self, maps: Tensor, aux: Tensor, generator: torch.Generator) -> tuple[list[float], ...]:
-        """Phase 1: alternate substitute and critic steps; stops early at a non-finite loss."""
+        """Phase 1: alternate substitute and critic steps; stops within CHECK_EVERY steps of a non-finite loss, the records ending at it."""
         config, substitute, critic = self.config, self.substitute, self.critic
         size = min(config.batch_size, len(maps), len(aux))
-        target_batches, aux_batches = _Batches(len(maps), size, generator), _Batches(len(aux), size, generator)
+        target_batches = _Batches(len(maps), size, generator, maps.device)
+        aux_batches = _Batches(len(aux), size, generator, aux.device)
         sub_opt = torch.optim.Adam(substitute.trainable(), lr=config.substitute_lr)
         critic_opt = torch.optim.Adam(critic.parameters(), lr=config.critic_lr)
         substitute.train()
         critic.train()
-        mmd, gap, distance = [], [], []
+        steps: list[Tensor] = []  # per step: MMD, -Wasserstein, penalty, mean distance (on the device)
         tie = self.payload_moments = PayloadMomentTie(decay=0.0)
         if self.moment_tie > 0:
             tie.observe(maps)  # the snapshot's exact per-element moments
-        for _ in range(config.iterations):
+        for step in range(config.iterations):
             z, x_a = maps[next(target_batches)], aux[next(aux_batches)]
             # (a) substitute step: the critic's gradient reaches s but its weights stay put.
             critic.requires_grad_(False)
@@ -294,12 +316,11 @@ class FORA(PassiveAttack):
             critic_opt.zero_grad(set_to_none=True)
             (wasserstein + penalty).backward()
             critic_opt.step()
-            mmd.append(loss_mmd.item())
-            gap.append(-wasserstein.item() if math.isfinite(penalty.item()) else math.nan)
-            distance.append(torch.cdist(s.flatten(1), z.flatten(1)).mean().item())
-            if not (math.isfinite(mmd[-1]) and math.isfinite(gap[-1])):
+            distance = torch.cdist(s.flatten(1), z.flatten(1)).mean()
+            steps.append(torch.stack([v.detach().float() for v in (loss_mmd, -wasserstein, penalty, distance)]))
+            if (step + 1) % CHECK_EVERY == 0 and not bool(torch.isfinite(torch.stack(steps[-CHECK_EVERY:])[:, :3]).all()):
                 break
-        return mmd, gap, distance
+        return _read_transfer(steps)
 
     @torch.no_grad()
     def _frozen(self, aux: Tensor) -> Substitute:

@@ -148,7 +148,7 @@ def gradient_penalty(
     unlike FSHA's per-channel norm). ``create_graph=True``, so the penalty trains the critic.
     """
     shape = (a.shape[0],) + (1,) * (a.dim() - 1)
-    eps = torch.rand(shape, generator=generator, dtype=a.dtype).to(a.device)
+    eps = torch.rand(shape, generator=generator, dtype=a.dtype, device=generator.device).to(a.device)
     mixed = (eps * a.detach() + (1 - eps) * b.detach()).requires_grad_(True)
     (grad,) = torch.autograd.grad(critic(mixed).sum(), mixed, create_graph=True)
     return weight * (grad.flatten(1).norm(dim=1) - 1).pow(2).mean()

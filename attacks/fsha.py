@@ -13,10 +13,12 @@ from attacks.fsha_config import CONFIGS, FSHAConfig
 from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
 from bench.profiles import INFERENCE_BATCH_SIZE
+from bench.run.device import forked_rng
 from defenses.payload import Payload, detach, take, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
 AE_MSE, CRITIC_LOSS, WASSERSTEIN, GP, SCALE = "ae_mse", "critic_loss", "wasserstein", "gp", "scale"
+RECORD_KEYS = (AE_MSE, CRITIC_LOSS, WASSERSTEIN, GP, SCALE)
 
 
 def _window_mean(history: Sequence[Mapping[str, float]], key: str, part: slice) -> float:
@@ -155,7 +157,7 @@ class FSHA(ActiveAttack):
         self.config = config
         self.aux = view.aux.inputs
         # Built in a forked RNG state: constructing the attack draws nothing from the victim's RNG.
-        with torch.random.fork_rng(devices=[]):
+        with forked_rng():
             torch.manual_seed(seed)
             self.defense = view.defense_factory()
             self.pilot = Pilot(view.input_shape, cut, config.pilot_width)
@@ -165,7 +167,8 @@ class FSHA(ActiveAttack):
         self.ae_optimizer = torch.optim.Adam(autoencoder, lr=config.lr_autoencoder)
         self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.lr_critic)
         self.generator = torch.Generator().manual_seed(seed)
-        self.history: list[dict[str, float]] = []
+        self._history: list[dict[str, float]] = []
+        self._unread: list[Tensor] = []  # per-step records still on the device
         self._order = torch.empty(0, dtype=torch.long)
 
     def networks(self) -> dict[str, nn.Module]:
@@ -185,9 +188,10 @@ class FSHA(ActiveAttack):
     def _aux_batch(self, n: int) -> Tensor:
         """``n`` aux images in [-1, 1]: shuffled passes over the aux set (with replacement if it is smaller)."""
         if n > len(self.aux):
-            return self.aux[torch.randint(len(self.aux), (n,), generator=self.generator)] * 2 - 1
+            drawn = torch.randint(len(self.aux), (n,), generator=self.generator, device=self.generator.device)
+            return self.aux[drawn.to(self.aux.device)] * 2 - 1
         if len(self._order) < n:
-            self._order = torch.randperm(len(self.aux), generator=self.generator)
+            self._order = torch.randperm(len(self.aux), generator=self.generator, device=self.generator.device).to(self.aux.device)
         idx, self._order = self._order[:n], self._order[n:]
         return self.aux[idx] * 2 - 1
 
@@ -207,7 +211,7 @@ class FSHA(ActiveAttack):
         Runs in a forked RNG state and with gradients enabled; draws only from the attack's generator
         and, for DP noise in the pilot's pass, the forked global RNG.
         """
-        with torch.random.fork_rng(devices=[]), torch.enable_grad():
+        with forked_rng(), torch.enable_grad():
             values = values_of(view.payload).detach().clone().requires_grad_(True)
             z = self.cut_map(with_values(view.payload, values))
             for net in (self.pilot, self.decoder, self.critic, self.defense):
@@ -232,10 +236,16 @@ class FSHA(ActiveAttack):
         self.ae_optimizer.step()
         self.critic_optimizer.step()
         scale = z.detach().flatten(1).norm(dim=1).mean() + pilot_z.detach().flatten(1).norm(dim=1).mean()
-        self.history.append({
-            AE_MSE: ae_mse.item(), CRITIC_LOSS: critic_loss.item(), WASSERSTEIN: wasserstein.item(),
-            GP: gp.item(), SCALE: scale.item(),
-        })
+        self._unread.append(torch.stack([v.detach().float() for v in (ae_mse, critic_loss, wasserstein, gp, scale)]))
+
+    @property
+    def history(self) -> list[dict[str, float]]:
+        """One record per attacker iteration, in order (read from the device in one transfer)."""
+        if self._unread:
+            rows = torch.stack(self._unread).tolist()
+            self._history.extend(dict(zip(RECORD_KEYS, row)) for row in rows)
+            self._unread = []
+        return self._history
 
     @torch.no_grad()
     def run(self) -> AttackOutput:

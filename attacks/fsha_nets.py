@@ -122,7 +122,7 @@ def gradient_penalty(critic: nn.Module, real: Tensor, fake: Tensor, generator: t
     """WGAN-GP: ``mean((‖∇D(x̂)‖₂ − 1)²)`` at ``x̂ = ε·real + (1−ε)·fake``, one ε ~ U(0, 1) per
     sample, the norm over each sample's whole flattened cut map (the PyTorch port's form; the TF
     release takes per-channel norms over the spatial axes, which is not used here)."""
-    eps = torch.rand(len(real), *([1] * (real.dim() - 1)), generator=generator, dtype=real.dtype)
+    eps = torch.rand(len(real), *([1] * (real.dim() - 1)), generator=generator, dtype=real.dtype, device=generator.device).to(real.device)
     mix = (eps * real.detach() + (1 - eps) * fake.detach()).requires_grad_(True)
     (grad,) = torch.autograd.grad(critic(mix).sum(), mix, create_graph=True)
     norm = (grad.flatten(1).pow(2).sum(1) + 1e-12).sqrt()

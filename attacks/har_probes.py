@@ -20,6 +20,7 @@ from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, MissingCapabilityError, PassiveAttack, scale_counts
 from attacks.view import AttackerView, Capability
+from bench.run.device import forked_rng
 from defenses.payload import as_vector
 
 
@@ -106,7 +107,7 @@ class HarReconstruction(PassiveAttack):
     Threat model: passive honest-but-curious server holding non-member data and its payloads through
     the trained client path (``AUX_QUERIES``), and the targets' payloads.
 
-    Diverged: a non-finite training loss stops training; the best finite epoch is used and
+    Diverged: a non-finite training loss stops training at the end of its epoch; the best finite epoch is used and
     ``diverged`` is set.
 
     Args:
@@ -136,17 +137,17 @@ class HarReconstruction(PassiveAttack):
 
     def run(self) -> AttackOutput:
         config, aux = self.config, self.view.aux
-        p = as_vector(aux.payloads).detach().float().cpu()
-        x = aux.inputs.detach().float().flatten(1).cpu()
+        p = as_vector(aux.payloads).detach().float()
+        x = aux.inputs.detach().float().flatten(1)
         p_mean, p_std = _standardiser(p)
         x_mean, x_std = _standardiser(x)
         p, x = (p - p_mean) / p_std, (x - x_mean) / x_std
 
         generator = torch.Generator().manual_seed(self.seed)
-        order = torch.randperm(len(x), generator=generator)
+        order = torch.randperm(len(x), generator=generator, device=generator.device).to(x.device)
         n_hold = max(1, round(config.holdout * len(x)))
         hold, fit = order[:n_hold], order[n_hold:]
-        with torch.random.fork_rng(devices=[]):
+        with forked_rng():
             torch.manual_seed(self.seed)
             decoder = _decoder(p.shape[1], x.shape[1])
         optimiser = torch.optim.Adam(decoder.parameters(), lr=config.lr)
@@ -155,16 +156,17 @@ class HarReconstruction(PassiveAttack):
         diverged = False
         for epoch in range(1, config.epochs + 1):
             decoder.train()
-            for batch in torch.randperm(len(fit), generator=generator).split(config.batch_size):
+            finite = torch.ones((), dtype=torch.bool)
+            shuffled = torch.randperm(len(fit), generator=generator, device=generator.device).to(fit.device)
+            for batch in shuffled.split(config.batch_size):
                 idx = fit[batch]
                 loss = nn.functional.mse_loss(decoder(p[idx]), x[idx])
-                if not torch.isfinite(loss):
-                    diverged = True
-                    break
+                finite = finite & torch.isfinite(loss)
                 optimiser.zero_grad()
                 loss.backward()
                 optimiser.step()
-            if diverged:
+            if not bool(finite):  # read once an epoch: the steps after a non-finite loss change nothing kept
+                diverged = True
                 break
             decoder.eval()
             with torch.no_grad():
@@ -175,7 +177,7 @@ class HarReconstruction(PassiveAttack):
         decoder.load_state_dict(best[2])
         decoder.eval()
         with torch.no_grad():
-            targets = (as_vector(self.view.targets.payloads).detach().float().cpu() - p_mean) / p_std
+            targets = (as_vector(self.view.targets.payloads).detach().float() - p_mean) / p_std
             reconstructions = decoder(targets) * x_std + x_mean
             hold_r2 = _median_r2(decoder(p[hold]), x[hold]) if n_hold > 1 else float("nan")
         return AttackOutput(

@@ -27,6 +27,7 @@ from attacks.sdar_nets import (
 from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET, LAMBDA1_SCALE, MOMENT_TIE
 from bench.profiles import INFERENCE_BATCH_SIZE
+from bench.run.device import forked_rng
 
 CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
 CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
@@ -55,6 +56,9 @@ def sdar_diverged(
         return True
     return sum(e_dis_losses[-w:]) / min(w, len(e_dis_losses)) < CRITIC_FLOOR
 
+
+# What each SDAR iteration records on the device, in order (read back in one transfer).
+DEVICE_RECORDS = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss")
 
 @ATTACKS.register("sdar")
 class SDAR(CotrainAttack):
@@ -170,11 +174,26 @@ class SDAR(CotrainAttack):
         self.generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             self.feature_shape = tuple(view.backbone.eval()(torch.zeros(2, *view.cut_shape)).shape[1:])
-        keys = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss", "client_label_acc", "ms", "cpu_ms")
-        self.history: dict[str, list[float]] = {k: [] for k in keys}
+        keys = (*DEVICE_RECORDS, "client_label_acc", "ms", "cpu_ms")
+        self._history: dict[str, list[float]] = {k: [] for k in keys}
+        self._unread: list[Tensor] = []  # per-iteration DEVICE_RECORDS still on the device
+        self._unread_client: list[Tensor] = []
         self.steps_seen = 0
-        self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator))
+        self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
         self._build(conditional=False)
+
+    @property
+    def history(self) -> dict[str, list[float]]:
+        """Per iteration: the losses and accuracies of :data:`DEVICE_RECORDS`, ``client_label_acc``
+        (conditional runs) and the wall and CPU milliseconds (read from the device in one transfer)."""
+        if self._unread:
+            for key, column in zip(DEVICE_RECORDS, zip(*torch.stack(self._unread).tolist())):
+                self._history[key].extend(column)
+            self._unread = []
+        if self._unread_client:
+            self._history["client_label_acc"].extend(torch.stack(self._unread_client).tolist())
+            self._unread_client = []
+        return self._history
 
     def networks(self) -> dict[str, nn.Module]:
         """The simulator ``e``, the simulated tail ``hs``, ``e_dis``, the decoder ``d`` and ``d_dis``."""
@@ -185,7 +204,7 @@ class SDAR(CotrainAttack):
         b, v = self.config, self.view
         self.conditional = conditional
         kw = {"num_classes": v.num_classes if conditional else None, "embedding_dim": b.embedding_dim}
-        with torch.random.fork_rng(devices=[]):
+        with forked_rng():
             torch.manual_seed(self.init_seed)
             if len(v.cut_shape) == 3:
                 e_dis: nn.Module = MapDiscriminator(v.cut_shape, b.e_dis_layers, dropout=b.dropout, **kw)
@@ -218,24 +237,26 @@ class SDAR(CotrainAttack):
             self._build(conditional=view.labels is not None)  # vanilla SL: the server sees labels
         self.steps_seen += 1
         target = max(1, math.floor(self.steps_seen * self.budget + 1e-9))  # at least one iteration
-        for _ in range(target - len(self.history["ms"])):
+        for _ in range(target - len(self._history["ms"])):
             started, cpu_started = time.perf_counter(), time.process_time()
-            step_seed = int(torch.randint(2**62, (1,), generator=self.generator))
-            with torch.random.fork_rng(devices=[]):
+            step_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
+            with forked_rng():
                 torch.manual_seed(step_seed)  # dropout and DP noise: the attack's own stream
                 self._iterate(view)
-            self.history["ms"].append(1e3 * (time.perf_counter() - started))
-            self.history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
+            self._history["ms"].append(1e3 * (time.perf_counter() - started))
+            self._history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
-        n, g = len(self.aux_y), self.generator
-        idx = torch.randperm(n, generator=g)[:size] if size <= n else torch.randint(n, (size,), generator=g)
+        n, g, here = len(self.aux_y), self.generator, self.generator.device
+        idx = torch.randperm(n, generator=g, device=here)[:size] if size <= n else torch.randint(n, (size,), generator=g, device=here)
+        idx = idx.to(self.aux_y.device)
         xs, ys = self.aux_x[idx], self.aux_y[idx]
         if self.conditional or self.config.flip_rate == 0:
             return xs, ys, ys
-        flip = torch.rand(size, generator=g) < self.config.flip_rate
-        return xs, ys, torch.where(flip, torch.randint(self.view.num_classes, (size,), generator=g), ys)
+        flip = torch.rand(size, generator=g, device=here) < self.config.flip_rate
+        flipped = torch.randint(self.view.num_classes, (size,), generator=g, device=here)
+        return xs, ys, torch.where(flip.to(ys.device), flipped.to(ys.device), ys)
 
     def simulator_loss(self, *, task: Tensor, fake_logits: Tensor, fake: Tensor, real: Tensor) -> Tensor:
         """``L_e``: the simulated task, ``λ1`` times the payload critic's term and, at ``moment_tie`` > 0,
@@ -248,7 +269,7 @@ class SDAR(CotrainAttack):
         return loss + self.moment_tie * self.payload_moments.gap(fake)
 
     def _iterate(self, view: StepView) -> None:
-        b, n, h, server = self.config, self.nets, self.history, view.server
+        b, n, server = self.config, self.nets, view.server
         n.train()
         y_real = view.labels
         # (1) simulator and simulated tail through the frozen server path; e_dis on both cut maps.
@@ -270,17 +291,14 @@ class SDAR(CotrainAttack):
             fake = server.defense.cut_map(n["e"](xs))
             if self.conditional:
                 client_pred = n["hs"](server.backbone(server.defense.decode(view.payload))).argmax(1)
-                h["client_label_acc"].append(float((client_pred == y_real).float().mean()))
+                self._unread_client.append((client_pred == y_real).float().mean())
         mse = F.mse_loss(n["d"](fake, y_fake), xs)
         decoded_logits = n["d_dis"](n["d"](real, y_real), y_real)
         loss_d = mse + b.lambda2 * bce_to(decoded_logits, True)
         loss_d_dis = bce_to(n["d_dis"](xs, y_fake), True) + bce_to(decoded_logits, False)
         two_player_step((loss_d, self.opt_d), (loss_d_dis, self.opt_d_dis))
-        h["e_dis_loss"].append(float(loss_e_dis.detach()))
-        h["task_loss"].append(float(task.detach()))
-        h["label_acc"].append(float((logits.detach().argmax(1) == ys).float().mean()))
-        h["decoder_mse"].append(float(mse.detach()))
-        h["d_dis_loss"].append(float(loss_d_dis.detach()))
+        label_acc = (logits.detach().argmax(1) == ys).float().mean()
+        self._unread.append(torch.stack([v.detach().float() for v in (loss_e_dis, task, label_acc, mse, loss_d_dis)]))
 
     # ---- attack -----------------------------------------------------------------------------------
     @torch.no_grad()

@@ -12,6 +12,7 @@ from torch.func import functional_call, stack_module_state
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, Scoring, config_for, scale_counts
 from attacks.view import AttackerView, Capability
+from bench.run.device import forked_rng
 from defenses.payload import as_vector, detach
 
 MODES = ("batched", "per_image")
@@ -192,7 +193,7 @@ class UnSplit(PassiveAttack):
         )
 
     def _clone(self, index: int, device: torch.device) -> nn.Module:
-        with torch.random.fork_rng(devices=[]):
+        with forked_rng():
             torch.manual_seed(clone_seed(self.seed, index))
             clone = self.view.client_factory()
         return clone.to(device=device, dtype=torch.get_default_dtype()).eval()

@@ -145,7 +145,7 @@ class PayloadTransform(nn.Module):
 def probe_batch(module: nn.Module) -> Tensor:
     """Two seeded Gaussian cut activations on the device of ``module``'s tensors (the CPU if it has none)."""
     tensors = [*module.parameters(), *module.buffers()]
-    probe = torch.randn(2, *module.cut_shape, generator=torch.Generator().manual_seed(0))
+    probe = torch.randn(2, *module.cut_shape, generator=torch.Generator().manual_seed(0), device="cpu")
     return probe.to(tensors[0].device) if tensors else probe
 
 

@@ -6,6 +6,7 @@ import math
 import torch
 from torch import Tensor, nn
 
+from bench.run.device import current_device
 from defenses.base import DefenseConfigError
 from defenses.projection import orthonormal_columns
 
@@ -69,9 +70,10 @@ class SubsampledHadamardProjection(nn.Module):
             raise DefenseConfigError(f"cannot keep {k} rows of a {d}-dimensional transform")
         self.cut_shape = tuple(cut_shape)
         self.k = k
-        gen = torch.Generator().manual_seed(seed)
-        self.register_buffer("signs", torch.randint(0, 2, (d,), generator=gen).float() * 2 - 1)
-        self.register_buffer("rows", torch.randperm(d, generator=gen)[:k].sort().values)
+        gen = torch.Generator().manual_seed(seed)  # drawn on the CPU: the same transform on every device
+        device = current_device()
+        self.register_buffer("signs", (torch.randint(0, 2, (d,), generator=gen, device="cpu").float() * 2 - 1).to(device))
+        self.register_buffer("rows", torch.randperm(d, generator=gen, device="cpu")[:k].sort().values.to(device))
         odd, *pow2 = factor_sizes(d)
         self.register_buffer("odd_mix", orthonormal_columns(odd, odd, seed + 1))
         self.register_buffer("hadamards", torch.cat([hadamard(n).flatten() for n in pow2]) if pow2 else torch.empty(0))

@@ -7,6 +7,7 @@ import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from bench.run.device import current_device
 from defenses.base import DefenseConfigError
 
 
@@ -14,11 +15,12 @@ def orthonormal_columns(rows: int, cols: int, seed: int) -> Tensor:
     """A ``rows × cols`` matrix with orthonormal columns: Q of the thin QR of a seeded Gaussian."""
     if cols > rows:
         raise DefenseConfigError(f"cannot draw {cols} orthonormal columns in dimension {rows}")
-    gaussian = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    # Drawn and factorised on the CPU, then moved: the same R on every device.
+    gaussian = torch.randn(rows, cols, generator=torch.Generator().manual_seed(seed), dtype=torch.float64, device="cpu")
     q, r = torch.linalg.qr(gaussian)
     # Fix QR's sign ambiguity so the same seed gives the same R on every LAPACK.
     q = q * torch.sign(torch.diagonal(r)).unsqueeze(0)
-    return q.to(torch.float32).contiguous()
+    return q.to(torch.float32).contiguous().to(current_device())
 
 
 class OrthogonalProjection(nn.Module):

@@ -6,6 +6,7 @@ not from data.
 """
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 
 import numpy as np
@@ -42,6 +43,15 @@ class CarvedData:
     @property
     def input_shape(self) -> tuple[int, ...]:
         return tuple(self.members.x.shape[1:])
+
+    def nbytes(self) -> int:
+        return self.members.nbytes() + self.nonmembers.nbytes() + self.test.nbytes()
+
+    def to(self, device: torch.device | str) -> CarvedData:
+        """Every split on ``device``."""
+        return dataclasses.replace(
+            self, members=self.members.to(device), nonmembers=self.nonmembers.to(device), test=self.test.to(device)
+        )
 
 
 NONMEMBER_SHARE = 0.1  # of a training split, the attacker's auxiliary data where a profile leaves it open
@@ -126,7 +136,7 @@ def partition(labels: torch.Tensor, *, clients: int, scheme: str, alpha: float |
     elif scheme == "dirichlet":
         if alpha is None or alpha <= 0:
             raise ValueError("dirichlet partition needs alpha > 0")
-        y = labels.numpy()
+        y = labels.cpu().numpy()
         for _ in range(100):
             buckets: list[list[int]] = [[] for _ in range(clients)]
             for c in np.unique(y):

@@ -36,6 +36,15 @@ class ArraySplit:
     def __len__(self) -> int:
         return int(self.y.shape[0])
 
+    def to(self, device: torch.device | str) -> ArraySplit:
+        """The split on ``device`` (itself where it is there already)."""
+        groups = None if self.groups is None else self.groups.to(device)
+        return ArraySplit(self.x.to(device), self.y.to(device), groups)
+
+    def nbytes(self) -> int:
+        tensors = (self.x, self.y) if self.groups is None else (self.x, self.y, self.groups)
+        return sum(t.numel() * t.element_size() for t in tensors)
+
     def take(self, index: Tensor) -> ArraySplit:
         """Rows at ``index`` (a LongTensor), as a new split."""
         groups = None if self.groups is None else self.groups[index]

@@ -31,8 +31,9 @@ if TYPE_CHECKING:
 
 DIVERGED = "diverged"
 # Metrics of the trained victim: the same in every passive attack cell on that victim.
-# Provenance columns that name the kind of machine a cell ran on (a victim retrains exactly only on one kind).
-MACHINE_COLUMNS = ("cpu", "cpu_capability")
+# Provenance columns that name the kind of machine a cell ran on (a victim retrains exactly only on one
+# kind): the processor and, for cells that recorded it, the device (a GPU's name, or "cpu").
+MACHINE_COLUMNS = ("cpu", "cpu_capability", "device_name")
 TRAINING_FINGERPRINT = ("accuracy", "final_train_loss")  # equal on two machine kinds: the same computation
 VICTIM_METRICS = frozenset({
     "accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample",

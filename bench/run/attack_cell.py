@@ -13,6 +13,7 @@ from bench.profiles import Profile
 from bench.run.artifacts import save_reconstruction_grid
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
+from bench.run.device import float32_scope
 from bench.run.training import TrainedVictim, initial_model, train_victim
 
 
@@ -22,6 +23,12 @@ def score_reconstructions(
     """Image metrics under each of the attack's scorings (metric names carry the scoring's suffix),
     with the foreground-masked variants where the data has a black background; or tabular R².
     LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: torchvision's cached copy)."""
+
+    with float32_scope():  # metrics in float32, whatever the run's autocast
+        return _scores(recon.float(), truth.float(), scorings=scorings, masked=masked, lpips_weights=lpips_weights)
+
+
+def _scores(recon, truth, *, scorings, masked, lpips_weights):
     from bench.metrics import LpipsScorer, image_metrics, median_r2, minmax_normalise
 
     if recon.dim() == 2:

@@ -126,7 +126,8 @@ def split_targets(data: CarvedData, client_indices: list[Tensor], n_targets: int
     owner = torch.empty(len(data.members), dtype=torch.long)
     for client, idx in enumerate(client_indices):
         owner[idx] = client
-    order = torch.randperm(len(data.members), generator=torch.Generator().manual_seed(CARVE_SEED))
+    generator = torch.Generator().manual_seed(CARVE_SEED)
+    order = torch.randperm(len(data.members), generator=generator, device=generator.device).to(owner.device)
     cut = min(n_targets, len(order))
     # Keep stored order within each part: probes such as HAR re-identification split by time.
     chosen, rest = order[:cut].sort().values, order[cut:].sort().values

@@ -15,6 +15,7 @@ from bench.metrics.lpips_weights import weights_provenance
 from bench.profiles import Profile, get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
+from bench.run.device import Numerics, device_provenance, device_scope
 from bench.run.grid import resolved_knobs
 from bench.run.provenance import environment
 from bench.run.record import FAILED, OK, CellRecord, attack_facts
@@ -23,30 +24,54 @@ from bench.run.training import train_victim
 
 @dataclass
 class RunContext:
-    """What every cell of one run shares: where data and cached victims live, and which AlexNet
-    weights LPIPS reads (``lpips_weights``; None: torchvision's cached copy, if any)."""
+    """What every cell of one run shares: where data and cached victims live, which AlexNet weights
+    LPIPS reads (``lpips_weights``; None: torchvision's cached copy, if any), and where and how cells
+    compute (``device``, concrete: ``cpu`` or ``cuda:N``; ``numerics``)."""
 
     data_root: Path
     download: bool = False
     cache_dir: Path | None = None
     artifacts_dir: Path | None = None
     lpips_weights: Path | None = None
+    device: str = "cpu"
+    numerics: Numerics = field(default_factory=Numerics)
     _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
     _sources: dict[str, str] = field(default_factory=dict)
+    _placed: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
 
     def data(self, dataset: str, profile_name: str) -> CarvedData:
+        """The carved dataset, in host memory (loaded once per context)."""
         key = (dataset, profile_name)
         if key not in self._data:
-            raw = DATASETS.get(dataset)(self.data_root, download=self.download)
-            if raw.kind == "text":
-                from bench.data.text_blocks import carve_text  # needs the optional tokenizers package
+            with torch.device("cpu"):  # loaders build host tensors, whatever scope a cell runs in
+                raw = DATASETS.get(dataset)(self.data_root, download=self.download)
+                if raw.kind == "text":
+                    from bench.data.text_blocks import carve_text  # needs the optional tokenizers package
 
-                carved = carve_text(raw, get_profile(profile_name), self.data_root)
-            else:
-                carved = carve(raw, get_profile(profile_name))
+                    carved = carve_text(raw, get_profile(profile_name), self.data_root)
+                else:
+                    carved = carve(raw, get_profile(profile_name))
             self._sources[dataset] = "; ".join(part for part in (raw.source, carved.description) if part)
             self._data[key] = carved
         return self._data[key]
+
+    def placed_data(self, dataset: str, profile_name: str) -> CarvedData:
+        """The carved dataset held on the context's device (moved once per context).
+
+        Raises:
+            MemoryError: when it does not fit in half the device's free memory.
+        """
+        data = self.data(dataset, profile_name)
+        if self.device == "cpu":
+            return data
+        key = (dataset, profile_name)
+        if key not in self._placed:
+            free, _ = torch.cuda.mem_get_info(torch.device(self.device))
+            if data.nbytes() > free // 2:
+                raise MemoryError(f"{dataset} ({data.nbytes() / 2**30:.1f} GiB carved) does not fit in half of {self.device}'s "
+                                  f"free memory ({free / 2**30:.1f} GiB); run it with --device cpu")
+            self._placed[key] = data.to(self.device)
+        return self._placed[key]
 
     def source(self, dataset: str) -> str:
         """The loaded copy's ``RawDataset.source``; empty when the dataset was never loaded."""
@@ -63,7 +88,7 @@ def chance_metrics(labels: torch.Tensor) -> dict[str, float]:
 def run_cell(cell: Cell, ctx: RunContext) -> tuple[dict[str, float | None], dict[str, str]]:
     """Train (or load) the cell's victim, run its attack if any; return metrics and per-metric notes."""
     profile = get_profile(cell.profile)
-    data = ctx.data(cell.dataset, cell.profile)
+    data = ctx.placed_data(cell.dataset, cell.profile)
     if data.kind == "text":
         from bench.run.lm_training import train_language_model
 
@@ -85,17 +110,21 @@ def _run(cell: Cell, ctx: RunContext, data: CarvedData, profile: Profile) -> tup
 
 
 def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
-    """Run one cell; any exception becomes a failed record carrying its traceback. The record names
-    every knob the cell's parts read (defaults included) and the attack's facts (threat model, data
-    kinds, headline metric)."""
+    """Run one cell on the context's device under its numerics; any exception becomes a failed record
+    carrying its traceback. The record names every knob the cell's parts read (defaults included), the
+    attack's facts (threat model, data kinds, headline metric) and where and how it computed."""
     started = time.perf_counter()
     try:
-        metrics, notes = run_cell(cell, ctx)
+        with device_scope(ctx.device, ctx.numerics):
+            metrics, notes = run_cell(cell, ctx)
         record = CellRecord(cell, OK, metrics, notes)
     except Exception:  # recorded, not swallowed: the traceback goes into the store
         record = CellRecord(cell, FAILED, error=traceback.format_exc())
     record.wall_seconds = time.perf_counter() - started
-    record.provenance = {**environment(), **weights_provenance(ctx.lpips_weights), "data_source": ctx.source(cell.dataset)}
+    record.provenance = {
+        **environment(), **device_provenance(ctx.device), **ctx.numerics.columns(), **weights_provenance(ctx.lpips_weights),
+        "data_source": ctx.source(cell.dataset),
+    }
     try:
         record.knobs = resolved_knobs(cell)
         facts = attack_facts(cell.attack)

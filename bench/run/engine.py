@@ -16,6 +16,7 @@ from torch.nn import functional as F
 from attacks.view import ServerHandle, StepView
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.channel import DOWN, UP, Channel
+from bench.run.device import forked_rng
 from defenses.base import Defense
 from defenses.payload import as_vector, cross_to_server, detach, values_of, wire_tensors
 from defenses.wcc import within_class_scatter
@@ -137,8 +138,9 @@ class SplitTrainer:
         own = self.client_optimizers[client if len(self.client_optimizers) > 1 else 0]
         return [own] + ([self.defense_client_optimizer] if self.defense_client_optimizer else [])
 
-    def step(self, client: int, x: Tensor, y: Tensor) -> float:
-        """One training step of ``client`` on a batch; returns the task loss."""
+    def step(self, client: int, x: Tensor, y: Tensor) -> Tensor:
+        """One training step of ``client`` on a batch; returns the task loss, detached, where it was
+        computed (reading it is a host sync: :meth:`train_epoch` reads an epoch's losses at once)."""
         model, channel = self.model, self.channel
         client_opts = self._client_optimizers(client)
         for opt in client_opts + [self.server_optimizer]:
@@ -187,11 +189,11 @@ class SplitTrainer:
         # Observers run after both parties stepped, in a forked RNG state: whatever they compute or
         # draw cannot reach this step's updates or the victim's later randomness.
         for observer in self.observers:
-            with torch.random.fork_rng(devices=[]):
+            with forked_rng():
                 observer.on_step(view)
         channel.count_samples(len(y))
         self.step_count += 1
-        return float(loss.detach())
+        return loss.detach()
 
     def train_epoch(self, loaders: Sequence[Iterable[tuple[Tensor, Tensor]]]) -> float:
         """Clients take turns in order, each running once through its own data; returns the mean loss."""
@@ -201,7 +203,8 @@ class SplitTrainer:
             for x, y in loader:
                 losses.append(self.step(client, x, y))
         self.epoch += 1
-        return sum(losses) / max(len(losses), 1)
+        values = torch.stack(losses).tolist() if losses else []  # one host sync an epoch
+        return sum(values) / max(len(values), 1)
 
 
 @torch.no_grad()
@@ -214,9 +217,9 @@ def accuracy(model: SplitModel, x: Tensor, y: Tensor, *, batch_size: int = INFER
     owners = range(len(model.heads)) if len(model.heads) > 1 else [0]
     scores = []
     for client in owners:
-        correct = 0
+        correct = torch.zeros((), dtype=torch.long, device=y.device)
         for start in range(0, len(y), batch_size):
             logits = model(x[start : start + batch_size], client)
-            correct += int((logits.argmax(1) == y[start : start + batch_size]).sum())
-        scores.append(correct / len(y))
+            correct += (logits.argmax(1) == y[start : start + batch_size]).sum()
+        scores.append(int(correct) / len(y))
     return sum(scores) / len(scores)

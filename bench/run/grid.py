@@ -8,14 +8,13 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import torch
-
 from bench.data import INPUT_SHAPES
 from bench.errors import GridError, MissingExtraError
 from bench.knobs import Knob, KnobError
 from bench.profiles import PROFILES
 from bench.registry import RegistryError
 from bench.run.cell import Cell
+from bench.run.device import forked_rng
 from bench.run.engine import HEAD_OWNERSHIP, PROTOCOLS
 from defenses import DEFENSES, PAYLOAD_TRANSFORMS, DefenseConfigError, build_defense, knobs_of, split_name
 from victims import VICTIMS, Victim, default_victim
@@ -90,7 +89,7 @@ def _cut_shape(victim: Victim, cut: str, dataset: str) -> tuple[int, ...]:
     if victim.per_token or shape is None or tuple(shape) == tuple(victim.input_shape):
         return victim.cuts[cut]
     try:
-        with torch.random.fork_rng(devices=[]):  # building initialises weights: leave the seed stream alone
+        with forked_rng():  # building initialises weights: leave the seed stream alone
             return victim.build(cut=cut, num_classes=2, input_shape=shape).cut_shape
     except ValueError as err:
         raise GridError(f"dataset '{dataset}': {err}") from None

@@ -22,15 +22,11 @@ from bench.data.splits import CarvedData
 from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
+from bench.run.device import current_device
 from bench.run.engine import SplitModel, SplitTrainer, task_loss
 from bench.run.training import batches, build_model, calibrate, seed_everything
 
 CALIBRATION_BLOCKS = 64  # blocks whose per-token payload norms fix a DP clip (16k tokens at 256)
-
-
-def training_device() -> torch.device:
-    """The first CUDA device where one is present (the paper profile's sizes need it), else the CPU."""
-    return torch.device("cuda" if torch.cuda.is_available() else "cpu")
 
 
 @torch.no_grad()
@@ -69,7 +65,7 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
     if cell.lambda_wcc:
         raise ValueError("WCC needs class labels; language-model cells run with lambda_wcc 0")
     seed_everything(cell.seed)
-    device = training_device()
+    device = current_device()  # the cell's (bench run --device)
     model = build_model(cell, data).to(device)
     calibrate(model, data.members.x[:CALIBRATION_BLOCKS].to(device), batch_size=text.batch_size)
     trainer = SplitTrainer(model=model, lr=text.lr)
@@ -92,7 +88,7 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
         "best_val_perplexity": best,
         "best_step": float(best_step),
         "final_val_perplexity": curve[-1][1],
-        "final_train_loss": loss,
+        "final_train_loss": float(loss),
         "pretrained": float(not model.init.startswith("fresh")),
         "vocab_size": float(data.num_classes),
         "block_tokens": float(tokens),

@@ -24,10 +24,11 @@ COLUMNS = Cell.factor_names() + [
     "cell_id", "victim_key", "raw_cell_id", *ATTACK_FACTS, "metric", "value", "note", "status", "error", "wall_seconds",
 ]
 # Columns of the tidy table that are not factors of the experiment: ids, the attack's facts, the
-# measurement and its status, and the provenance of the run (library versions, machine, code
-# version, LPIPS weights).
+# measurement and its status, and the provenance of the run (library versions, machine, device and
+# numerics, code version, LPIPS weights).
 NOT_FACTORS = frozenset(COLUMNS[len(Cell.factor_names()):]) | {
     "python", "machine", "cpu", "cpu_capability", "torch_threads", "code_version", "data_source", "lpips_weights", "lpips_weights_sha256",
+    "device", "device_name", "tf32", "autocast", "deterministic",
 }
 
 

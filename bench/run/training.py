@@ -18,6 +18,7 @@ from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
 from bench.run.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
+from bench.run.device import current_device, forked_rng
 from bench.run.engine import SplitModel, SplitTrainer, accuracy
 from defenses import build_defense
 from victims import VICTIMS
@@ -44,7 +45,7 @@ def seed_everything(seed: int) -> None:
 
 def batches(x: Tensor, y: Tensor, *, batch_size: int, generator: torch.Generator) -> Iterator[tuple[Tensor, Tensor]]:
     """Shuffled mini-batches; a last partial batch is kept unless it has a single sample (BatchNorm)."""
-    order = torch.randperm(len(y), generator=generator)
+    order = torch.randperm(len(y), generator=generator, device=generator.device).to(y.device)  # moved once an epoch
     for start in range(0, len(y), batch_size):
         idx = order[start : start + batch_size]
         if len(idx) > 1 or len(y) == 1:
@@ -168,7 +169,7 @@ def initial_model(cell: Cell, data: CarvedData, profile: Profile) -> tuple[Split
     """The model and client partition :func:`train_victim` starts from, its defense calibrated; built
     without moving the global random state (torch, NumPy and Python's)."""
     py_state, np_state = random.getstate(), np.random.get_state()
-    with torch.random.fork_rng(devices=[]):
+    with forked_rng():
         model, client_indices = _fresh_model(cell, data)
         calibrate(model, data.members.x, batch_size=profile.eval_batch_size)
     random.setstate(py_state)
@@ -178,5 +179,5 @@ def initial_model(cell: Cell, data: CarvedData, profile: Profile) -> tuple[Split
 
 def _fresh_model(cell: Cell, data: CarvedData) -> tuple[SplitModel, list[Tensor]]:
     seed_everything(cell.seed)
-    model = build_model(cell, data)
+    model = build_model(cell, data).to(current_device())  # built there already; a stray host buffer moves too
     return model, partition(data.members.y, clients=cell.clients, scheme=cell.partition, alpha=cell.alpha, seed=cell.seed)
