@@ -1,6 +1,7 @@
 """Decoder networks and their training loop, shared by every supervised reconstruction decoder."""
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 
@@ -11,6 +12,7 @@ from torch.nn import functional as F
 from attacks.base import PassiveAttack
 from bench.attack_knobs import BUDGET, PRECISION
 from bench.profiles import INFERENCE_BATCH_SIZE
+from bench.run.device import current_device
 
 
 class ConvImageDecoder(nn.Module):
@@ -105,8 +107,11 @@ DECODER_CONFIGS = {
 
 
 def autocast(precision: str):
-    """bfloat16 autocast on the CPU for ``precision == "bfloat16"``, else nothing."""
-    return torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bfloat16")
+    """bfloat16 autocast on the cell's device for ``precision == "bfloat16"``, else nothing (a run's
+    own autocast, ``bench run --autocast``, stays as it is)."""
+    if precision != "bfloat16":
+        return contextlib.nullcontext()
+    return torch.autocast(current_device().type, dtype=torch.bfloat16)
 
 
 @dataclass(frozen=True)

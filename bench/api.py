@@ -36,7 +36,7 @@ FIGURES = ("pareto",)
 
 
 def run(grid: GridSpec | Mapping[str, Any], *, out: PathLike, data_root: PathLike | None = None, jobs: int = 1,
-        download: bool = True, lpips_weights: PathLike | None = None, quiet: bool = True) -> pd.DataFrame:
+        download: bool = True, lpips_weights: PathLike | None = None, quiet: bool = True, device: str = "auto") -> pd.DataFrame:
     """Run every cell of ``grid`` not yet stored in ``out``, as ``bench run`` does; return its rows.
 
     Args:
@@ -51,6 +51,7 @@ def run(grid: GridSpec | Mapping[str, Any], *, out: PathLike, data_root: PathLik
         download: Download missing data when a network exists.
         lpips_weights: A torchvision AlexNet state dict for LPIPS, as ``--lpips-weights``.
         quiet: No progress bar.
+        device: ``auto`` (CUDA when present), ``cpu``, ``cuda`` or ``cuda:N``, as ``--device``.
 
     Returns:
         The tidy table (one row per cell and metric) of the grid's cells, stored ones included. A
@@ -71,7 +72,8 @@ def run(grid: GridSpec | Mapping[str, Any], *, out: PathLike, data_root: PathLik
     weights = _checked_weights(lpips_weights)
     with ExitStack() as resources:  # holds the folder's lock until the grid has run
         summary, _ = execute_grid(cells, root, Path(out), download=download, quiet=quiet, resources=resources,
-                                  executor=make_executor("local", jobs, None), lpips_weights=weights)
+                                  executor=make_executor("local", jobs, None, device=device), lpips_weights=weights,
+                                  device=device)
     if summary.failed:
         warnings.warn(f"{len(summary.failed)} of {len(cells)} cells failed; their tracebacks are in the 'error' column",
                       stacklevel=2)

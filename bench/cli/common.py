@@ -104,27 +104,51 @@ def _add(values: dict, name: str, items: tuple, option: str) -> None:
     values[name] = items
 
 
-def make_executor(kind: str, jobs: int, address: str | None):
-    from bench.run.executors import LocalExecutor, RayExecutor, SerialExecutor
+def make_executor(kind: str, jobs: int, address: str | None, *, device: str = "auto", gpus_per_worker: float = 0.25):
+    """The executor of a run: Ray tasks (each asking for ``gpus_per_worker`` of a GPU where the run
+    computes on GPUs), ``jobs`` local workers dealt over this machine's GPUs, or this process.
 
-    if kind == "ray":
-        return RayExecutor(address=address)
-    return LocalExecutor(jobs=jobs) if jobs > 1 else SerialExecutor()
+    Raises:
+        GridError: a device this machine lacks, or a GPU share out of range (one line).
+    """
+    import torch
+
+    from bench.run.executors import LocalExecutor, RayExecutor, SerialExecutor
+    from bench.run.placement import worker_devices
+    from bench.run.run_options import DeviceError
+
+    try:
+        if kind == "ray":
+            if not 0 < gpus_per_worker <= 1:
+                raise ValueError(f"the GPU share of a Ray worker must be in (0, 1], got {gpus_per_worker}")
+            return RayExecutor(address=address, device=device, gpus_per_task=gpus_per_worker)
+        devices = worker_devices(device, jobs=jobs, gpu_count=torch.cuda.device_count())
+    except (DeviceError, ValueError) as err:
+        raise GridError(str(err)) from None
+    return LocalExecutor(jobs=jobs, devices=devices) if jobs > 1 else SerialExecutor()
 
 
 def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None,
-                 lpips_weights: Path | None = None, resources: ExitStack | None = None):
+                 lpips_weights: Path | None = None, resources: ExitStack | None = None, device: str = "auto", numerics=None):
     """Load every dataset the cells still to run need (missing data fails before anything is written),
     then run them. ``cells`` come from :func:`bench.run.grid.expand`, which has checked every choice.
     LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: torchvision's cached copy). The
-    store's lock is held until ``resources`` closes (default: until the current click command ends)."""
+    store's lock is held until ``resources`` closes (default: until the current click command ends).
+    Cells run in this process compute on ``device`` (resolved here: a device this machine lacks is a
+    usage error); an executor's workers on the devices it deals them; all under ``numerics``."""
     from attacks import ATTACKS
     from bench.data.root import MissingDataError
     from bench.run.cell_runner import RunContext
+    from bench.run.device import Numerics, resolve_device
+    from bench.run.run_options import DeviceError
     from bench.run.store import ResultStore
 
+    try:
+        here = resolve_device(device)
+    except DeviceError as err:
+        raise GridError(str(err)) from None
     ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids",
-                     lpips_weights=lpips_weights)
+                     lpips_weights=lpips_weights, device=here, numerics=numerics or Numerics())
     store = ResultStore(out)
     # One run per folder, until the command ends. A folder that exists is locked before anything reads
     # it; a new one only after the checks below, so that bad input leaves no folder behind.

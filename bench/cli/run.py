@@ -18,6 +18,15 @@ if TYPE_CHECKING:
 NOT_GRID_OPTIONS = {f.name for f in fields(RunOptions)} | {"quiet", "config", "dry_run", "lpips_weights"}
 
 
+def _check_device(ctx: click.Context, param: click.Parameter, value: str) -> str:
+    from bench.run.run_options import check_device_name
+
+    try:
+        return check_device_name(value)
+    except ValueError as err:
+        raise click.BadParameter(str(err), param_hint="--device") from None
+
+
 @click.command("run")
 @plugin_option
 @click.option("--dataset", default="auto", show_default=True, help="Comma list; 'auto' = offline MNIST if present, else digits.")
@@ -40,6 +49,15 @@ NOT_GRID_OPTIONS = {f.name for f in fields(RunOptions)} | {"quiet", "config", "d
 @click.option("--executor", type=click.Choice(["local", "ray"]), default="local", show_default=True)
 @click.option("--jobs", type=click.IntRange(min=1), default=1, show_default=True, help="Local worker processes.")
 @click.option("--address", default=None, help="Ray cluster address (default: start a local Ray instance).")
+@click.option("--device", default="auto", show_default=True, callback=_check_device,
+              help="auto (CUDA when present) | cpu | cuda | cuda:N; local workers are dealt over the GPUs. Not part of a cell's id.")
+@click.option("--gpus-per-worker", type=click.FloatRange(min=0, min_open=True, max=1), default=0.25, show_default=True,
+              help="The share of a GPU each Ray worker asks for (0.25: four workers per GPU).")
+@click.option("--tf32/--no-tf32", default=False, show_default=True,
+              help="TF32 matrix products and convolutions on GPUs (recorded on every row).")
+@click.option("--autocast", type=click.Choice(["none", "bf16"]), default="none", show_default=True,
+              help="bf16 autocast around training and attacks; metrics stay float32 (recorded on every row).")
+@click.option("--deterministic", is_flag=True, help="PyTorch's deterministic algorithms (recorded on every row).")
 @click.option("--quiet", is_flag=True, help="No progress bar or table (with --dry-run: the summary line only).")
 @click.option("--config", type=click.Path(dir_okay=False), default=None,
               help="TOML grid file: one or more grids run in order into one folder, and their run options; "
@@ -63,9 +81,14 @@ def run_command(**opts) -> None:
         for line in lines[-1:] if opts["quiet"] else lines:
             click.echo(line)
         return
+    from bench.run.device import Numerics
+
+    executor = make_executor(options.executor, options.jobs, options.address, device=options.device,
+                             gpus_per_worker=options.gpus_per_worker)
     summary, store = execute_grid(
-        cells, data_root, out, download=options.download, quiet=opts["quiet"],
-        executor=make_executor(options.executor, options.jobs, options.address), lpips_weights=opts["lpips_weights"],
+        cells, data_root, out, download=options.download, quiet=opts["quiet"], executor=executor,
+        lpips_weights=opts["lpips_weights"], device=options.device if options.executor == "local" else "cpu",
+        numerics=Numerics(tf32=options.tf32, autocast=options.autocast, deterministic=options.deterministic),
     )
     if not opts["quiet"]:
         from bench.report.console import print_utility_table

@@ -15,29 +15,12 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
 
-AUTOCAST = ("none", "bf16")
-_DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
-
-
-class DeviceError(ValueError):
-    """A device that is misspelt or absent on this machine."""
-
-
-def check_device_name(name: str) -> str:
-    """``name`` if it is ``auto``, ``cpu``, ``cuda`` or ``cuda:N``.
-
-    Raises:
-        DeviceError: otherwise, naming the accepted spellings.
-    """
-    if not isinstance(name, str) or not _DEVICE.match(name):
-        raise DeviceError(f"device '{name}' is not one of auto, cpu, cuda, cuda:N")
-    return name
+from bench.run.run_options import AUTOCAST, DeviceError, check_device_name
 
 
 def resolve_device(name: str, *, gpu_count: int | None = None) -> str:

@@ -1,5 +1,9 @@
 """Executors: where cells run. Records always come back to the driver, which alone writes them.
 
+Each local worker computes on the device :func:`bench.run.placement.worker_devices` deals it (the
+GPUs in turn, several workers per GPU allowed); each Ray task asks for a share of a GPU
+(:func:`bench.run.placement.ray_gpus_per_task`) and computes on the one Ray assigns it.
+
 Cells that share a trained victim (same ``victim_key``) form one task and run in order in one
 worker, so a victim is trained once however many workers there are, and two workers never write the
 same checkpoint. Each record streams back the moment its cell ends, not when its task does, so a
@@ -17,6 +21,7 @@ from typing import Protocol
 
 from bench.run.cell import Cell
 from bench.run.cell_runner import execute_cell
+from bench.run.placement import ray_gpus_per_task
 from bench.run.store import CellRecord
 
 
@@ -27,7 +32,9 @@ def stream_group(cells: list[Cell], ctx) -> Iterator[CellRecord]:
 
 
 def execute_group(cells: list[Cell], ctx, sink) -> None:
-    """:func:`stream_group` onto ``sink`` (a queue shared with the driver)."""
+    """:func:`stream_group` onto ``sink`` (a queue shared with the driver), on this worker's device."""
+    if _WORKER_DEVICE is not None:
+        ctx = dataclasses.replace(ctx, device=_WORKER_DEVICE)
     for record in stream_group(cells, ctx):
         sink.put(record)
 
@@ -56,10 +63,18 @@ class SerialExecutor:
             yield execute_cell(cell, ctx)
 
 
-def _init_worker(threads: int) -> None:
+_WORKER_DEVICE: str | None = None  # set in each local worker by _init_worker
+
+
+def _init_worker(threads: int, devices=None) -> None:
+    """Fix the worker's torch threads and take its device from ``devices`` (a queue of the run's
+    placement, one entry per worker)."""
     import torch
 
+    global _WORKER_DEVICE
     torch.set_num_threads(threads)
+    if devices is not None:
+        _WORKER_DEVICE = devices.get()
 
 
 class LocalExecutor:
@@ -68,16 +83,25 @@ class LocalExecutor:
     Args:
         jobs: number of worker processes.
         threads_per_job: torch threads in each worker.
+        devices: each worker's device (:func:`bench.run.placement.worker_devices`; ``None``: the
+            context's, for every worker).
     """
 
-    def __init__(self, *, jobs: int, threads_per_job: int = 1) -> None:
+    def __init__(self, *, jobs: int, threads_per_job: int = 1, devices: list[str] | None = None) -> None:
         if jobs < 1 or threads_per_job < 1:
             raise ValueError("jobs and threads_per_job must be >= 1")
-        self.jobs, self.threads = jobs, threads_per_job
+        if devices is not None and len(devices) != jobs:
+            raise ValueError(f"{len(devices)} devices for {jobs} workers")
+        self.jobs, self.threads, self.devices = jobs, threads_per_job, devices
 
     def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
         spawn = get_context("spawn")
-        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=spawn, initializer=_init_worker, initargs=(self.threads,))
+        slots = None
+        if self.devices is not None:
+            slots = spawn.Queue()
+            for device in self.devices:
+                slots.put(device)
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=spawn, initializer=_init_worker, initargs=(self.threads, slots))
         with spawn.Manager() as manager, pool:
             sink = manager.Queue()
             running = {pool.submit(execute_group, group, _fresh(ctx), sink) for group in group_by_victim(cells)}
@@ -90,30 +114,37 @@ class LocalExecutor:
                         running.discard(future)
 
 
-def _stream_group_in_ray(cells: list[Cell], ctx, threads: int) -> Iterator[CellRecord]:
+def _stream_group_in_ray(cells: list[Cell], ctx, threads: int, on_gpu: bool) -> Iterator[CellRecord]:
     """:func:`stream_group` with the task's torch threads fixed (as :class:`LocalExecutor`'s workers),
-    whatever ``OMP_NUM_THREADS`` the node's environment holds: same seed, same threads, same numbers."""
+    whatever ``OMP_NUM_THREADS`` the node's environment holds: same seed, same threads, same numbers.
+    A task given a GPU computes on it (Ray shows the task only its own: ``cuda:0``)."""
     _init_worker(threads)
+    ctx = dataclasses.replace(ctx, device="cuda:0" if on_gpu else "cpu")
     yield from stream_group(cells, ctx)
 
 
 class RayExecutor:
     """Cells as Ray tasks, on a cluster at ``address`` or on a local Ray instance (``address=None``).
 
-    Every node needs the suite installed and the data under the same data root.
+    Every node needs the suite installed and the data under the same data root. With ``device``
+    ``auto`` or ``cuda`` each task asks for ``gpus_per_task`` of a GPU (on a cluster with GPUs), so
+    ``1 / gpus_per_task`` tasks share each GPU.
     """
 
-    def __init__(self, *, address: str | None = None, num_cpus_per_task: float = 1.0, init_kwargs: dict | None = None):
+    def __init__(self, *, address: str | None = None, num_cpus_per_task: float = 1.0, init_kwargs: dict | None = None,
+                 device: str = "cpu", gpus_per_task: float = 0.25):
         self.address, self.num_cpus, self.init_kwargs = address, num_cpus_per_task, dict(init_kwargs or {})
+        self.device, self.gpu_share = device, gpus_per_task
 
     def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
         import ray
 
         if not ray.is_initialized():
             ray.init(address=self.address, ignore_reinit_error=True, log_to_driver=False, **self.init_kwargs)
-        task = ray.remote(num_cpus=self.num_cpus, num_returns="streaming")(_stream_group_in_ray)
+        num_gpus = ray_gpus_per_task(self.device, cluster_gpus=ray.cluster_resources().get("GPU", 0), share=self.gpu_share)
+        task = ray.remote(num_cpus=self.num_cpus, num_gpus=num_gpus, num_returns="streaming")(_stream_group_in_ray)
         threads = max(1, int(self.num_cpus))
-        pending = [task.remote(group, _fresh(ctx), threads) for group in group_by_victim(cells)]
+        pending = [task.remote(group, _fresh(ctx), threads, num_gpus > 0) for group in group_by_victim(cells)]
         while pending:
             (ready,), pending = ray.wait(pending, num_returns=1)
             try:

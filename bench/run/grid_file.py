@@ -4,7 +4,8 @@
 
     out = "results/issue13-hapt"        # results folder (relative to the current directory)
     data_root = "../shared/data"        # optional, as --data-root
-    jobs = 2                            # optional run options: jobs, executor, address, download
+    jobs = 2                            # optional run options: jobs, executor, address, download,
+    device = "auto"                     # device, gpus_per_worker, tf32, autocast, deterministic
 
     [defaults]                          # optional: any grid key, for every [[grid]]
     profile = "cpu"
@@ -30,7 +31,7 @@ from typing import Any
 from bench.errors import GridError
 from bench.run.cell import Cell
 from bench.run.grid import GridSpec, expand
-from bench.run.run_options import EXECUTORS, RunOptions
+from bench.run.run_options import AUTOCAST, EXECUTORS, RunOptions, check_device_name
 
 try:
     import tomllib
@@ -67,6 +68,13 @@ def _is_int(v: Any) -> bool:
 
 def _is_number(v: Any) -> bool:
     return isinstance(v, (int, float)) and not isinstance(v, bool)
+
+
+def _is_device(v: Any) -> bool:
+    try:
+        return check_device_name(v) == v
+    except ValueError:
+        return False
 
 
 def _knobs(value: Any) -> dict[str, tuple]:
@@ -110,6 +118,11 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "executor": lambda v: _single(v, lambda x: x in EXECUTORS, f"one of {', '.join(EXECUTORS)}"),
     "jobs": lambda v: _single(v, lambda x: _is_int(x) and x >= 1, "an integer >= 1"),
     "address": lambda v: _single(v, _is_str, "a string"),
+    "device": lambda v: _single(v, _is_device, "auto, cpu, cuda or cuda:N"),
+    "gpus_per_worker": lambda v: float(_single(v, lambda x: _is_number(x) and 0 < x <= 1, "a number in (0, 1]")),
+    "tf32": lambda v: _single(v, lambda x: isinstance(x, bool), "true or false"),
+    "autocast": lambda v: _single(v, lambda x: x in AUTOCAST, f"one of {', '.join(AUTOCAST)}"),
+    "deterministic": lambda v: _single(v, lambda x: isinstance(x, bool), "true or false"),
 }
 TOP_KEYS = (*RUN_KEYS, "defaults", "grid")
 

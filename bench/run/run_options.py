@@ -1,9 +1,28 @@
-"""The options of a run that are not grid axes: where it is stored, where data is, how it is executed."""
+"""The options of a run that are not grid axes: where it is stored, where data is, how and where it is
+executed, with which arithmetic. None of them changes a cell's id."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 EXECUTORS = ("local", "ray")
+AUTOCAST = ("none", "bf16")  # the autocast policies (bench.run.device.Numerics)
+_DEVICE = re.compile(r"^(auto|cpu|cuda|cuda:\d+)$")
+
+
+class DeviceError(ValueError):
+    """A device that is misspelt or absent on this machine."""
+
+
+def check_device_name(name: str) -> str:
+    """``name`` if it is ``auto``, ``cpu``, ``cuda`` or ``cuda:N``.
+
+    Raises:
+        DeviceError: otherwise, naming the accepted spellings.
+    """
+    if not isinstance(name, str) or not _DEVICE.match(name):
+        raise DeviceError(f"device '{name}' is not one of auto, cpu, cuda, cuda:N")
+    return name
 
 
 @dataclass(frozen=True)
@@ -17,6 +36,12 @@ class RunOptions:
         executor: ``local`` (``jobs`` worker processes) or ``ray``.
         jobs: local worker processes.
         address: the Ray cluster's address (``None``: start a local Ray instance).
+        device: ``auto`` (CUDA when present, else the CPU), ``cpu``, ``cuda`` or ``cuda:N``; local
+            workers are dealt over the GPUs (:func:`bench.run.placement.worker_devices`).
+        gpus_per_worker: the share of a GPU each Ray worker asks for (0.25: four per GPU).
+        tf32: TF32 matrix products and convolutions on GPUs (default: IEEE float32).
+        autocast: ``none`` or ``bf16`` (``torch.autocast`` around training and attacks).
+        deterministic: PyTorch's deterministic algorithms.
     """
 
     out: str = "results/latest"
@@ -25,3 +50,8 @@ class RunOptions:
     executor: str = "local"
     jobs: int = 1
     address: str | None = None
+    device: str = "auto"
+    gpus_per_worker: float = 0.25
+    tf32: bool = False
+    autocast: str = "none"
+    deterministic: bool = False
