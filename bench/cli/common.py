@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -129,13 +130,15 @@ def make_executor(kind: str, jobs: int, address: str | None, *, device: str = "a
 
 
 def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None,
-                 lpips_weights: Path | None = None, resources: ExitStack | None = None, device: str = "auto", numerics=None):
+                 lpips_weights: Path | None = None, resources: ExitStack | None = None, device: str = "auto", numerics=None,
+                 time_budget: float | None = None):
     """Load every dataset the cells still to run need (missing data fails before anything is written),
     then run them. ``cells`` come from :func:`bench.run.grid.expand`, which has checked every choice.
     LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: torchvision's cached copy). The
     store's lock is held until ``resources`` closes (default: until the current click command ends).
     Cells run in this process compute on ``device`` (resolved here: a device this machine lacks is a
-    usage error); an executor's workers on the devices it deals them; all under ``numerics``."""
+    usage error); an executor's workers on the devices it deals them; all under ``numerics``. With a
+    ``time_budget`` (seconds from now) no cell starts that would not end within it."""
     from attacks import ATTACKS
     from bench.data.root import MissingDataError
     from bench.run.cell_runner import RunContext
@@ -148,7 +151,8 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
     except DeviceError as err:
         raise GridError(str(err)) from None
     ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids",
-                     lpips_weights=lpips_weights, device=here, numerics=numerics or Numerics())
+                     lpips_weights=lpips_weights, device=here, numerics=numerics or Numerics(),
+                     deadline=None if time_budget is None else time.time() + time_budget)
     store = ResultStore(out)
     # One run per folder, until the command ends. A folder that exists is locked before anything reads
     # it; a new one only after the checks below, so that bad input leaves no folder behind.
@@ -187,8 +191,9 @@ def _hold_lock(store, resources: ExitStack | None = None) -> None:
 
 
 def finish(summary, store) -> None:
+    left = f", {summary.left} left to run (time budget)" if summary.left else ""
     click.echo(
-        f"{summary.ran} cells run, {summary.skipped} already stored, {len(summary.failed)} failed; "
+        f"{summary.ran} cells run, {summary.skipped} already stored, {len(summary.failed)} failed{left}; "
         f"results in {store.root}/results.parquet"
     )
     if summary.failed:

@@ -58,6 +58,9 @@ def _check_device(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.option("--autocast", type=click.Choice(["none", "bf16"]), default="none", show_default=True,
               help="bf16 autocast around training and attacks; metrics stay float32 (recorded on every row).")
 @click.option("--deterministic", is_flag=True, help="PyTorch's deterministic algorithms (recorded on every row).")
+@click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), default=None,
+              help="Seconds: start no cell that would not end in time (a cell of a kind not yet run always starts); "
+                   "the rest stay to run.")
 @click.option("--quiet", is_flag=True, help="No progress bar or table (with --dry-run: the summary line only).")
 @click.option("--config", type=click.Path(dir_okay=False), default=None,
               help="TOML grid file: one or more grids run in order into one folder, and their run options; "
@@ -89,6 +92,7 @@ def run_command(**opts) -> None:
         cells, data_root, out, download=options.download, quiet=opts["quiet"], executor=executor,
         lpips_weights=opts["lpips_weights"], device=options.device if options.executor == "local" else "cpu",
         numerics=Numerics(tf32=options.tf32, autocast=options.autocast, deterministic=options.deterministic),
+        time_budget=options.time_budget,
     )
     if not opts["quiet"]:
         from bench.report.console import print_utility_table

@@ -26,7 +26,8 @@ from bench.run.training import train_victim
 class RunContext:
     """What every cell of one run shares: where data and cached victims live, which AlexNet weights
     LPIPS reads (``lpips_weights``; None: torchvision's cached copy, if any), and where and how cells
-    compute (``device``, concrete: ``cpu`` or ``cuda:N``; ``numerics``)."""
+    compute (``device``, concrete: ``cpu`` or ``cuda:N``; ``numerics``). With a ``deadline`` (a
+    ``time.time()``) no cell starts that would not end before it (:func:`bench.run.executors.stream_group`)."""
 
     data_root: Path
     download: bool = False
@@ -35,6 +36,7 @@ class RunContext:
     lpips_weights: Path | None = None
     device: str = "cpu"
     numerics: Numerics = field(default_factory=Numerics)
+    deadline: float | None = None
     _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
     _sources: dict[str, str] = field(default_factory=dict)
     _placed: dict[tuple[str, str], CarvedData] = field(default_factory=dict)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import dataclasses
 import queue
+import time
 from collections import defaultdict
 from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
@@ -24,11 +25,28 @@ from bench.run.cell_runner import execute_cell
 from bench.run.placement import ray_gpus_per_task
 from bench.run.store import CellRecord
 
+_LONGEST: dict[tuple, float] = {}  # this process's longest wall time per kind of cell (time_kind)
+
+
+def time_kind(cell: Cell) -> tuple:
+    """Cells expected to take about as long as each other: same data, victim, profile, attack and budget."""
+    return cell.dataset, cell.victim, cell.profile, cell.attack, cell.attack_params().get("budget", 1.0)
+
 
 def stream_group(cells: list[Cell], ctx) -> Iterator[CellRecord]:
-    """Run ``cells`` in order, yielding each record as its cell ends."""
+    """Run ``cells`` in order, yielding each record as its cell ends.
+
+    With a deadline (``ctx.deadline``, a ``time.time()``), a cell starts only if the longest cell of
+    its kind this process has run would still end before it; the first of a kind always starts. A
+    cell not started leaves no record: it stays to run.
+    """
     for cell in cells:
-        yield execute_cell(cell, ctx)
+        kind = time_kind(cell)
+        if ctx.deadline is not None and time.time() + _LONGEST.get(kind, 0.0) > ctx.deadline:
+            continue
+        record = execute_cell(cell, ctx)
+        _LONGEST[kind] = max(_LONGEST.get(kind, 0.0), record.wall_seconds)
+        yield record
 
 
 def execute_group(cells: list[Cell], ctx, sink) -> None:
@@ -59,8 +77,7 @@ class SerialExecutor:
     """Runs cells one after another in this process."""
 
     def run(self, cells: list[Cell], ctx) -> Iterator[CellRecord]:
-        for cell in cells:
-            yield execute_cell(cell, ctx)
+        yield from stream_group(cells, ctx)
 
 
 _WORKER_DEVICE: str | None = None  # set in each local worker by _init_worker

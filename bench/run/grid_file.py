@@ -123,6 +123,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "tf32": lambda v: _single(v, lambda x: isinstance(x, bool), "true or false"),
     "autocast": lambda v: _single(v, lambda x: x in AUTOCAST, f"one of {', '.join(AUTOCAST)}"),
     "deterministic": lambda v: _single(v, lambda x: isinstance(x, bool), "true or false"),
+    "time_budget": lambda v: float(_single(v, lambda x: _is_number(x) and x > 0, "a number of seconds > 0")),
 }
 TOP_KEYS = (*RUN_KEYS, "defaults", "grid")
 

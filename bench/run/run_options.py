@@ -42,6 +42,7 @@ class RunOptions:
         tf32: TF32 matrix products and convolutions on GPUs (default: IEEE float32).
         autocast: ``none`` or ``bf16`` (``torch.autocast`` around training and attacks).
         deterministic: PyTorch's deterministic algorithms.
+        time_budget: seconds after which no cell starts that would not end in time (``None``: no limit).
     """
 
     out: str = "results/latest"
@@ -55,3 +56,4 @@ class RunOptions:
     tf32: bool = False
     autocast: str = "none"
     deterministic: bool = False
+    time_budget: float | None = None

@@ -12,9 +12,12 @@ from bench.run.store import OK, ResultStore
 
 @dataclass
 class RunSummary:
+    """Cells run, already stored, failed, and left to run (not started before the run's deadline)."""
+
     ran: int = 0
     skipped: int = 0
     failed: list[str] = field(default_factory=list)
+    left: int = 0
 
 
 def run_grid(
@@ -43,6 +46,7 @@ def run_grid(
             summary.failed.append(record.cell.id)
         if on_cell_done:
             on_cell_done(record.cell, record.status)
+    summary.left = len(todo) - summary.ran
     if not store.table_is_current():
         store.collect()
     return summary

@@ -44,3 +44,33 @@ def test_ray_on_a_local_instance(tmp_path):
     serial = ResultStore(tmp_path / "serial")
     run_grid(CELLS[:2], store=serial, ctx=RunContext(data_root=tmp_path))
     assert metrics_of(store) == metrics_of(serial)
+
+
+def test_past_its_deadline_a_run_starts_no_cell_and_they_stay_to_run(tmp_path):
+    import time
+
+    store = ResultStore(tmp_path / "late")
+    summary = run_grid(CELLS, store=store, ctx=RunContext(data_root=tmp_path, deadline=time.time() - 1))
+    assert (summary.ran, summary.left) == (0, 3) and store.records() == []
+    again = run_grid(CELLS, store=store, ctx=RunContext(data_root=tmp_path))
+    assert (again.ran, again.left) == (3, 0)
+
+
+def test_a_deadline_lets_the_first_cell_of_a_kind_start_then_holds_back_what_would_overrun(tmp_path, monkeypatch):
+    from bench.run import executors
+
+    monkeypatch.setattr(executors, "_LONGEST", {})
+    clock = iter([100.0, 100.0, 100.0])  # the deadline is 150: a kind seen taking 60 s cannot start at 100
+    monkeypatch.setattr(executors.time, "time", lambda: next(clock))
+
+    def fake_execute(cell, ctx):
+        from bench.run.store import CellRecord
+
+        record = CellRecord(cell, "ok", {"accuracy": 1.0})
+        record.wall_seconds = 60.0
+        return record
+
+    monkeypatch.setattr(executors, "execute_cell", fake_execute)
+    same_kind = [CELLS[0], CELLS[2]]  # raw and topk on the same data, victim, profile: one kind
+    ran = list(executors.stream_group(same_kind, RunContext(data_root=tmp_path, deadline=150.0)))
+    assert [r.cell for r in ran] == [CELLS[0]]
