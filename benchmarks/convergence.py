@@ -132,7 +132,9 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("results", type=Path)
     args = parser.parse_args()
-    long = pd.read_csv(args.results / "results.csv")
+    from bench.cli.report import load_results
+
+    long = load_results(args.results)  # the stored table, else the cell records
     table = convergence_table(long)
     (args.results / "convergence.md").write_text(markdown(table))
     convergence_figure(long, args.results / "convergence.png")

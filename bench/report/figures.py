@@ -56,9 +56,9 @@ def save_figure(fig: plt.Figure, path: str | Path) -> None:
                 metadata={"CreationDate": None} if Path(path).suffix == ".pdf" else None)
 
 
-def _save(fig: plt.Figure, out_dir: Path, stem: str) -> list[Path]:
+def _save(fig: plt.Figure, out_dir: Path, stem: str, formats: tuple[str, ...] = ("png", "pdf")) -> list[Path]:
     out_dir.mkdir(parents=True, exist_ok=True)
-    paths = [out_dir / f"{stem}.{ext}" for ext in ("png", "pdf")]
+    paths = [out_dir / f"{stem}.{ext}" for ext in formats]
     for path in paths:
         save_figure(fig, path)
     plt.close(fig)
@@ -211,7 +211,8 @@ def fig6_grids(table: pd.DataFrame, results_dir: Path, out_dir: Path, *, attacks
                      f"[{titles[index]}]" if titles[index] else ""]
             ax.set_title(" ".join([defense_label(row["defense"]), *filter(None, knobs), f"(seed {row['seed']})"]), fontsize=9)
         fig.suptitle(f"{attack_label(attack)}: truth (top) and reconstruction (bottom)")
-        paths += _save(fig, Path(out_dir), f"fig6_{attack}")
+        # Raster pictures: a PDF would only wrap the same pixels at twice the bytes.
+        paths += _save(fig, Path(out_dir), f"fig6_{attack}", formats=("png",))
     return paths
 
 
