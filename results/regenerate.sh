@@ -3,12 +3,18 @@
 # Each results folder holds the grid file that made its cells; to rerun (or finish) a folder's cells
 # instead, run its grid file from the repository root (stored cells are skipped), e.g.
 #   OMP_NUM_THREADS=1 bench run --config results/issue12-reproduction/grid.toml
+#
+# With folders as arguments (results/<name>), only those folders' tables, figures and claims are
+# regenerated (benchmarks/device/kit.py collect does this for the folders it merged cells into).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+folders=("$@")
+[ ${#folders[@]} -gt 0 ] || folders=(results/*/)
 # Every results folder made by a grid file and keeping tables/ (the others keep only their cells and
 # tidy table): its tables, figures and claim list.
-for grid in results/*/grid.toml; do
-  dir=$(dirname "$grid")
+for dir in "${folders[@]}"; do
+  dir=${dir%/}
+  [ -f "$dir/grid.toml" ] || continue
   [ -d "$dir/cells" ] && [ -d "$dir/tables" ] || continue
   bench report --results "$dir" --format markdown --out "$dir/tables"
   bench report --results "$dir" --format latex --standalone --out "$dir/tables"
@@ -25,6 +31,7 @@ for grid in results/*/grid.toml; do
     bench verify --results "$dir" --attack-budget "$n" > "$dir/claims-x$n.txt"
   done
 done
+[ $# -eq 0 ] || exit 0
 # The paper's tables from the cpu-profile reproduction (it holds the cells of issues 3 and 4 too).
 mkdir -p results/tables
 for fmt in markdown csv; do bench report --results results/issue6-reproduction --format $fmt --out results/tables >/dev/null; done
