@@ -7,6 +7,7 @@ low digits at first and, after training, in the measurements (results/README.md,
 from __future__ import annotations
 
 import functools
+import os
 import platform
 import subprocess
 from importlib.metadata import PackageNotFoundError, version
@@ -21,8 +22,9 @@ LIBRARIES = (
 
 @functools.cache
 def code_version() -> str:
-    """``git describe`` of the source tree (``-dirty`` when it has uncommitted changes), else the
-    installed package version."""
+    """``git describe`` of the source tree (``-dirty`` when it has uncommitted changes); where the
+    tree has no git history (a copy sent to a GPU machine), ``$BENCH_CODE_VERSION`` (the device kit
+    sets it to the ``git describe`` of the tree it sent), else the installed package version."""
     root = Path(__file__).resolve().parents[2]
     try:
         out = subprocess.run(
@@ -31,7 +33,7 @@ def code_version() -> str:
         )
         return out.stdout.strip()
     except (OSError, subprocess.SubprocessError):
-        return f"splitbench-{_version('splitbench')}"
+        return os.environ.get("BENCH_CODE_VERSION") or f"splitbench-{_version('splitbench')}"
 
 
 def _version(package: str) -> str:

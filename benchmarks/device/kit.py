@@ -101,7 +101,7 @@ def prepare(args) -> int:
         folders.add(LPIPS_FOLDER)
     shutil.rmtree(args.travel, ignore_errors=True)
     args.travel.mkdir(parents=True)
-    pack_folders(args.travel / "data.tar", args.data_root, sorted(folders))
+    pack_folders(args.travel / "data.tar.gz", args.data_root, sorted(folders))
     wheels = [] if args.no_wheels else [w.name for w in download_wheels(args.travel / "wheels")]
     resumed = _carry_uncommitted_records([grid.options.out for grid in grids.values()], args.travel / "resume")
     meta = {"code_version": code_version(), "items": [asdict(item) for item in items], "data_folders": sorted(folders),
@@ -157,13 +157,14 @@ def run(args) -> int:
 
     meta = json.loads((args.travel / "travel.json").read_text())
     items = [PendingItem(**{**item, "workers": tuple(item["workers"]), "paths": tuple(item["paths"])}) for item in meta["items"]]
-    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    # The tree sent here has no git history: its cells record the version prepare read there.
+    env = dict(os.environ, PYTHONUNBUFFERED="1", BENCH_CODE_VERSION=meta["code_version"])
     if not args.no_install:
         _install(args.travel, env, say)
     data = args.travel / "data"
     if not data.is_dir():
         data.mkdir()
-        shutil.unpack_archive(args.travel / "data.tar", data)
+        shutil.unpack_archive(args.travel / "data.tar.gz", data)
     _resume(args.travel / "resume")
     from bench.run.grid_file import load_grid_file
 

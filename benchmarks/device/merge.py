@@ -26,8 +26,8 @@ def merge_pack(returned: Path, items: list[PendingItem], repo: Path) -> tuple[li
     Returns:
         One line per refused file, and the folders records were merged into.
     """
-    from bench.run.cell import Cell
     from bench.run.grid_file import load_grid_file
+    from bench.run.record import CellRecord, InvalidRecordError
     from bench.run.store import ResultStore
 
     manifest, files = read_pack(returned)
@@ -43,9 +43,9 @@ def merge_pack(returned: Path, items: list[PendingItem], repo: Path) -> tuple[li
             continue
         if match["ext"] == "json":
             try:
-                cell_id = Cell.from_dict(json.loads(data)["cell"]).id
-            except (ValueError, KeyError, TypeError) as err:
-                refused.append(f"{name}: not a cell record ({type(err).__name__})")
+                cell_id = CellRecord.from_json(json.loads(data)).cell.id
+            except (ValueError, InvalidRecordError) as err:
+                refused.append(f"{name}: not a cell record ({err})")
                 continue
             if cell_id != match["id"]:
                 refused.append(f"{name}: holds cell {cell_id}, not {match['id']}")

@@ -50,8 +50,9 @@ def download_wheels(into: Path) -> list[Path]:
 
 
 def pack_folders(tar_path: Path, root: Path, folders: list[str]) -> None:
-    """``root/<folder>`` for each folder, into an uncompressed tar (JPEGs and weights do not compress)."""
-    with tarfile.open(tar_path, "w") as tar:
+    """``root/<folder>`` for each folder, into a gzipped tar (the 10,000 small JPEGs of CIFAR-10 take
+    37 MB as a plain tar, mostly headers and padding, and 14 MB gzipped)."""
+    with tarfile.open(tar_path, "w:gz", compresslevel=6) as tar:
         for folder in folders:
             tar.add(root / folder, arcname=folder)
 

@@ -45,7 +45,7 @@ def rehearsal(tmp_path_factory):
 def test_prepare_packs_the_grids_data_and_the_lpips_trunk_and_checks_the_size(rehearsal):
     root, prepared, _, _ = rehearsal
     assert prepared.returncode == 0, prepared.stderr
-    with tarfile.open(root / "travel" / "data.tar") as tar:
+    with tarfile.open(root / "travel" / "data.tar.gz") as tar:
         tops = {name.split("/")[0] for name in tar.getnames()}
     assert tops == {"mnist", "lpips"}
     assert "of 64 MiB" in prepared.stdout and "carry" in prepared.stdout
