@@ -39,11 +39,21 @@ class PayloadMomentTie:
             raise ValueError(f"moment tie: decay must lie in [0, 1), got {decay}")
         self.decay = decay
         self.moments: tuple[Tensor, Tensor] | None = None
-        self.floored: list[float] = []
+        self._floored: list[float] = []
+        self._unread: list[Tensor] = []  # shares still on the device
+
+    @property
+    def floored(self) -> list[float]:
+        """Per gap taken, the share of elements whose spread was floored (read from the device at once)."""
+        if self._unread:
+            self._floored.extend(torch.stack(self._unread).tolist())
+            self._unread = []
+        return self._floored
 
     def floored_share(self) -> float | None:
         """The mean of ``floored`` over every gap taken (``None`` before the first)."""
-        return sum(self.floored) / len(self.floored) if self.floored else None
+        floored = self.floored
+        return sum(floored) / len(floored) if floored else None
 
     @torch.no_grad()
     def observe(self, maps: Tensor) -> None:
@@ -67,5 +77,5 @@ class PayloadMomentTie:
         mean, square = self.moments
         std = (square - mean.pow(2)).clamp_min(0).sqrt()
         floor = (FLOOR * std.pow(2).mean().sqrt()).clamp_min(1e-6)
-        self.floored.append(float((std < floor).float().mean()))
+        self._unread.append((std < floor).float().mean())
         return ((maps.mean(0) - mean) / std.clamp_min(floor)).pow(2).mean()

@@ -72,8 +72,10 @@ def victim_code_hash(model: SplitModel, cell: Cell) -> str:
 
 
 def checkpoint_path(cell: Cell, model: SplitModel, cache_dir: Path) -> Path:
-    """``cache_dir/<victim_key>-<code hash>.pt``: a victim trained by other code is never reused."""
-    return Path(cache_dir) / f"{cell.victim_key}-{victim_code_hash(model, cell)}.pt"
+    """``cache_dir/<victim_key>-<code hash>.pt``: a victim trained by other code is never reused; nor one
+    trained on another kind of device (``-cuda`` before the suffix: its weights differ in the low bits)."""
+    kind = next(iter(model.parameters())).device.type
+    return Path(cache_dir) / f"{cell.victim_key}-{victim_code_hash(model, cell)}{'' if kind == 'cpu' else '-' + kind}.pt"
 
 
 def _checkpoint_checksum(state: dict[str, Tensor], metrics: dict, cell: dict) -> str:
