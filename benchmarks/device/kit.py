@@ -209,8 +209,11 @@ def _install(travel: Path, env: dict, say) -> None:
                         "--target", site, *wheels], check=True)
         sys.path.insert(0, site)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [site, env.get("PYTHONPATH")]))
-    subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-build-isolation",
-                    "-e", str(REPO)], check=True, env=env)
+    project = subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-index", "--no-deps", "--no-build-isolation",
+                              "-e", str(REPO)], env=env, capture_output=True, text=True)
+    if project.returncode:  # e.g. a setuptools too old for editable installs: the checkout on the path does as well
+        say(f"pip install -e . failed ({(project.stderr.strip().splitlines() or ['?'])[-1]}); using the checkout on PYTHONPATH")
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
     sys.path.insert(0, str(REPO))
     say(f"installed the project and {len(wheels)} wheels against torch {_torch_version(env)}")
 
