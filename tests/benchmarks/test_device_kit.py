@@ -3,6 +3,7 @@
 lacks it; and collect refuses a record whose checksum, cell id or folder does not match."""
 from __future__ import annotations
 
+import importlib.util
 import io
 import json
 import shutil
@@ -25,6 +26,23 @@ def kit(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(KIT), *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=600)
 
 
+def kit_module():
+    spec = importlib.util.spec_from_file_location("device_kit", KIT)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def collect_here(returned: Path, pending: Path, monkeypatch, capsys) -> tuple[int, list, str]:
+    """``kit.py collect`` in this process, with the regeneration it starts recorded instead of run
+    (results/regenerate.sh is the project's own, run on every results folder)."""
+    module = kit_module()
+    started = []
+    monkeypatch.setattr(module.subprocess, "run", lambda cmd, **kw: started.append(cmd) or subprocess.CompletedProcess(cmd, 0))
+    code = module.main(["collect", str(returned), "--pending", str(pending)])
+    return code, started, capsys.readouterr().err
+
+
 @pytest.fixture(scope="module")
 def rehearsal(tmp_path_factory):
     root = tmp_path_factory.mktemp("kit")
@@ -38,12 +56,11 @@ def rehearsal(tmp_path_factory):
     ran = kit("run", "--travel", root / "travel", "--out", root / "OUT", "--device", "cpu", "--no-install", "--budget", "240")
     stored = root / "results" / "rehearsal"
     shutil.move(stored, root / "gpu-side")  # the developer's tree has none of it yet
-    collected = kit("collect", root / "OUT", "--pending", pending)
-    return root, prepared, ran, collected
+    return root, prepared, ran
 
 
 def test_prepare_packs_the_grids_data_and_the_lpips_trunk_and_checks_the_size(rehearsal):
-    root, prepared, _, _ = rehearsal
+    root, prepared, _ = rehearsal
     assert prepared.returncode == 0, prepared.stderr
     with tarfile.open(root / "travel" / "data.tar.gz") as tar:
         tops = {name.split("/")[0] for name in tar.getnames()}
@@ -52,7 +69,7 @@ def test_prepare_packs_the_grids_data_and_the_lpips_trunk_and_checks_the_size(re
 
 
 def test_run_packs_every_new_record_with_its_checksum(rehearsal):
-    root, _, ran, _ = rehearsal
+    root, _, ran = rehearsal
     assert ran.returncode == 0, ran.stdout + ran.stderr
     manifest = json.loads((root / "OUT" / "manifest.json").read_text())
     records = sorted(Path(name).name for name in manifest["files"] if name.endswith(".json"))
@@ -61,13 +78,16 @@ def test_run_packs_every_new_record_with_its_checksum(rehearsal):
     assert "skipped" in (root / "OUT" / "tests.txt").read_text()  # the GPU-marked tests ran (and skip here)
 
 
-def test_collect_merges_them_byte_for_byte_and_regenerates_the_folder(rehearsal):
-    root, _, _, collected = rehearsal
-    assert collected.returncode == 0, collected.stderr
+def test_collect_merges_them_byte_for_byte_and_regenerates_the_folder(rehearsal, monkeypatch, capsys):
+    root = rehearsal[0]
+    code, started, err = collect_here(root / "OUT", root / "pending.toml", monkeypatch, capsys)
+    assert code == 0, err
     merged, original = root / "results" / "rehearsal", root / "gpu-side"
+    assert started == [["bash", str(REPO / "results" / "regenerate.sh"), str(merged)]]
     assert sorted(p.name for p in (merged / "cells").glob("*.json")) == sorted(p.name for p in (original / "cells").glob("*.json"))
     assert all((merged / "cells" / p.name).read_bytes() == p.read_bytes() for p in (original / "cells").glob("*.json"))
-    assert (merged / "grid.toml").exists() and (merged / "tables" / "table_II.md").exists() and (merged / "claims.txt").exists()
+    assert (merged / "grid.toml").read_text() == (root / "grid.toml").read_text() and (merged / "tables").is_dir()
+    assert (merged / "results.parquet").exists()  # the folder's table, collected: what regenerate.sh reads
 
 
 def _tampered(returned: Path, into: Path, change) -> Path:
@@ -86,7 +106,7 @@ def _tampered(returned: Path, into: Path, change) -> Path:
     return into
 
 
-def test_collect_refuses_a_record_that_does_not_match(rehearsal, tmp_path):
+def test_collect_refuses_a_record_that_does_not_match(rehearsal, tmp_path, monkeypatch, capsys):
     import hashlib
 
     root = rehearsal[0]
@@ -108,9 +128,8 @@ def test_collect_refuses_a_record_that_does_not_match(rehearsal, tmp_path):
         manifest["files"][outside] = hashlib.sha256(files[outside]).hexdigest()
 
     for n, (change, message) in enumerate([(corrupt, "sha256"), (renamed, "holds cell"), (elsewhere, "not a record or grid")]):
-        result = kit("collect", _tampered(root / "OUT", tmp_path / str(n), change), "--pending", root / "pending.toml",
-                     "--no-regenerate")
-        assert result.returncode == 1 and message in result.stderr
+        code, _, err = collect_here(_tampered(root / "OUT", tmp_path / str(n), change), root / "pending.toml", monkeypatch, capsys)
+        assert code == 1 and message in err
         assert not (root / "results" / "rehearsal" / "cells" / Path(record).name).exists()  # the rest merged, not it
         assert len(list((root / "results" / "rehearsal" / "cells").glob("*.json"))) == returned - 1
         shutil.rmtree(root / "results" / "rehearsal")
