@@ -50,7 +50,7 @@ def rehearsal(tmp_path_factory):
     grid.write_text(f'out = "{root}/results/rehearsal"\n[defaults]\ndataset = "mnist"\nprofile = "smoke"\nseeds = [0]\n'
                     '[[grid]]\ndefense = "lightsplit-f"\nattack = "decoder-ref"\nknobs = { cr = 8 }\n')
     pending.write_text('[[pending]]\nname = "gpu-tests"\nkind = "tests"\ngpu_minutes = 1\n'
-                       'paths = ["tests/bench/run/test_device_gpu.py"]\n'
+                       'paths = ["tests/bench/run/test_placement.py"]\n'
                        f'[[pending]]\nname = "smoke"\nkind = "grid"\ngrid = "{grid}"\njobs = 1\ngpu_minutes = 1\n')
     prepared = kit("prepare", "--pending", pending, "--travel", root / "travel", "--no-wheels")
     ran = kit("run", "--travel", root / "travel", "--out", root / "OUT", "--device", "cpu", "--no-install", "--budget", "240")
@@ -75,7 +75,8 @@ def test_run_packs_every_new_record_with_its_checksum(rehearsal):
     records = sorted(Path(name).name for name in manifest["files"] if name.endswith(".json"))
     assert records == sorted(p.name for p in (root / "gpu-side" / "cells").glob("*.json")) and manifest["device"] == "cpu"
     assert len(records) == 2  # the decoder on LightSplit-F and on its matched Raw
-    assert "skipped" in (root / "OUT" / "tests.txt").read_text()  # the GPU-marked tests ran (and skip here)
+    # pytest -m gpu ran on the item's paths (a light file here: it holds no GPU test, so all are deselected)
+    assert "deselected" in (root / "OUT" / "tests.txt").read_text()
 
 
 def test_collect_merges_them_byte_for_byte_and_regenerates_the_folder(rehearsal, monkeypatch, capsys):
