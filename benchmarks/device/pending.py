@@ -8,6 +8,7 @@ import tomllib
 
 KINDS = ("tests", "grid", "utilisation")
 PENDING = Path(__file__).resolve().parent / "pending.toml"
+REPO = Path(__file__).resolve().parents[2]
 
 
 class PendingError(ValueError):
@@ -66,7 +67,7 @@ def read_pending(path: Path = PENDING, only: tuple[str, ...] = ()) -> list[Pendi
             raise PendingError(f"{where}: {err}") from None
         if item.kind not in KINDS:
             raise PendingError(f"{where}: kind '{item.kind}' is not one of {', '.join(KINDS)}")
-        if item.kind != "tests" and (item.grid is None or not Path(item.grid).is_file()):
+        if item.kind != "tests" and (item.grid is None or not (REPO / item.grid).is_file()):
             raise PendingError(f"{where}: grid file '{item.grid}' not found (paths are relative to the repository root)")
         if item.gpu_minutes <= 0 or item.jobs < 1 or not item.workers or min(item.workers) < 1:
             raise PendingError(f"{where}: gpu_minutes, jobs and workers must be positive")

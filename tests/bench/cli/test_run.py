@@ -34,6 +34,8 @@ SMOKE = ["run", "--dataset", "digits", "--profile", "smoke", "--quiet", "--no-do
         (["--cut", "split-9"], "no cut 'split-9'"),
         (["--partition", "dirichlet"], "needs --alpha > 0"),
         (["--alpha", "0.5"], "an iid partition takes none"),
+        (["--device", "gpu"], "device 'gpu' is not one of auto, cpu, cuda, cuda:N"),
+        (["--time-budget", "0"], "--time-budget"),
     ],
 )
 def test_bad_input_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path, extra, needle):
@@ -89,3 +91,11 @@ def test_run_stores_tidy_rows_and_skips_stored_cells(capsys, tmp_path):
 
     code, stdout, _ = run_cli(capsys, args)
     assert "0 cells run, 2 already stored" in stdout
+
+
+@pytest.mark.skipif(__import__("torch").cuda.is_available(), reason="this machine has a GPU")
+def test_a_gpu_asked_for_on_a_machine_without_one_is_one_line_exit_2_and_writes_nothing(capsys, tmp_path):
+    out = tmp_path / "out"
+    code, _, stderr = run_cli(capsys, SMOKE + ["--out", str(out), "--device", "cuda"])
+    assert code == 2 and "no CUDA GPU" in stderr and "--device cpu" in stderr
+    assert len(stderr.strip().splitlines()) == 1 and not out.exists()

@@ -75,9 +75,16 @@ def test_run_options_are_read_and_default_like_the_command_line(tmp_path):
         executor = "ray"
         jobs = 2
         address = "auto"
+        device = "cuda:1"
+        gpus_per_worker = 0.5
+        tf32 = true
+        autocast = "bf16"
+        deterministic = true
+        time_budget = 420
     """ + minimal).options
     assert options == RunOptions(out="results/x", data_root="../shared/data", download=False, executor="ray", jobs=2,
-                                 address="auto")
+                                 address="auto", device="cuda:1", gpus_per_worker=0.5, tf32=True, autocast="bf16",
+                                 deterministic=True, time_budget=420.0)
 
 
 def test_several_grids_are_one_grid_each_cell_once_in_file_order(tmp_path):
@@ -110,6 +117,10 @@ def test_several_grids_are_one_grid_each_cell_once_in_file_order(tmp_path):
     ("executor = 'slurm'\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'executor' must be one of local, ray, got 'slurm'"),
     ("download = 'yes'\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'download' must be true or false"),
     ("out = ''\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'out' must be a non-empty string"),
+    ("device = 'gpu'\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'device' must be auto, cpu, cuda or cuda:N, got 'gpu'"),
+    ("gpus_per_worker = 2\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'gpus_per_worker' must be a number in (0, 1]"),
+    ("autocast = 'fp16'\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'autocast' must be one of none, bf16"),
+    ("time_budget = 0\n" + DEFAULTS + "[[grid]]\ndefense = 'raw'\n", "'time_budget' must be a number of seconds > 0"),
     (DEFAULTS + "[[grid]]\ndefense = 'lightsplit-f'\nknobs = [8]\n", "'knobs' must be a table of knob values"),
     (DEFAULTS + "[[grid]]\ndefense = 'lightsplit-f'\nknobs = { cr = [] }\n", "knob 'cr' has at least one value"),
     (DEFAULTS + "[[grid]]\ndefense = 'lightsplit-f'\nknobs = { cr = [true] }\n", "knob 'cr' is a number or a string"),
