@@ -48,8 +48,8 @@ def _check_lpips_weights(ctx: click.Context, param: click.Parameter, path: Path 
 
 lpips_weights_option = click.option(
     "--lpips-weights", type=click.Path(exists=True, dir_okay=False, path_type=Path), callback=_check_lpips_weights,
-    help="torchvision AlexNet state dict for LPIPS (default: torchvision's cached alexnet-owt-7be5be79.pth; "
-         "without either LPIPS is left empty, with its reason).",
+    help="torchvision AlexNet state dict for LPIPS (default: lpips/alexnet-features.pth under the data root, "
+         "else torchvision's cached alexnet-owt-7be5be79.pth; without any LPIPS is left empty, with its reason).",
 )
 
 
@@ -134,7 +134,8 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
                  time_budget: float | None = None):
     """Load every dataset the cells still to run need (missing data fails before anything is written),
     then run them. ``cells`` come from :func:`bench.run.grid.expand`, which has checked every choice.
-    LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: torchvision's cached copy). The
+    LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: the shared trunk under the data
+    root, ``lpips/alexnet-features.pth``, else torchvision's cached copy). The
     store's lock is held until ``resources`` closes (default: until the current click command ends).
     Cells run in this process compute on ``device`` (resolved here: a device this machine lacks is a
     usage error); an executor's workers on the devices it deals them; all under ``numerics``. With a
@@ -150,6 +151,10 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
         here = resolve_device(device)
     except DeviceError as err:
         raise GridError(str(err)) from None
+    if lpips_weights is None:  # the shared trunk under the data root, where it is there
+        from bench.metrics.lpips_weights import trunk_under
+
+        lpips_weights = trunk_under(data_root)
     ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids",
                      lpips_weights=lpips_weights, device=here, numerics=numerics or Numerics(),
                      deadline=None if time_budget is None else time.time() + time_budget)

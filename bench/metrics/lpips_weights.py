@@ -1,7 +1,9 @@
 """LPIPS's AlexNet trunk: where its ImageNet weights come from, how they are read, and their fingerprint.
 
 The trunk is read from one file, never downloaded: the file a user names (``bench run --lpips-weights
-PATH``), else torchvision's own cached copy (``torch.hub.get_dir()/checkpoints/alexnet-owt-7be5be79.pth``).
+PATH``), else the shared trunk under the data root (:data:`SHARED_TRUNK`, which ``../shared/data``
+holds; :func:`trunk_under`), else torchvision's own cached copy
+(``torch.hub.get_dir()/checkpoints/alexnet-owt-7be5be79.pth``).
 Either is a torchvision AlexNet ``state_dict``; only its ``features.*`` tensors are used. The
 ``lpips`` package's linear layers ship inside the package. Each result row records the file used and
 its sha256 (:func:`weights_provenance`).
@@ -21,6 +23,15 @@ ALEXNET_FILE = "alexnet-owt-7be5be79.pth"
 # The convolutions of torchvision's AlexNet ``features`` (index → weight shape): what LPIPS reads.
 TRUNK_SHAPES = {0: (64, 3, 11, 11), 3: (192, 64, 5, 5), 6: (384, 192, 3, 3), 8: (256, 384, 3, 3), 10: (256, 256, 3, 3)}
 ABSENT = "absent"
+SHARED_TRUNK = Path("lpips") / "alexnet-features.pth"  # under a data root: LPIPS's AlexNet trunk
+
+
+def trunk_under(data_root: str | os.PathLike | None) -> Path | None:
+    """The shared LPIPS trunk under ``data_root`` (:data:`SHARED_TRUNK`), if it is there."""
+    if data_root is None:
+        return None
+    path = Path(data_root) / SHARED_TRUNK
+    return path.resolve() if path.is_file() else None
 
 
 def cached_alexnet_path() -> Path:

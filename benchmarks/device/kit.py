@@ -174,7 +174,6 @@ def run(args) -> int:
     })
     packer.start()
     bench = [sys.executable, "-c", "import sys; from bench.cli import main; sys.exit(main())"]
-    lpips = data / LPIPS_FOLDER / "alexnet-features.pth"
     try:
         for item in items:
             left = deadline - time.time()
@@ -188,7 +187,7 @@ def run(args) -> int:
             elif item.kind == "grid":
                 cmd = [*bench, "run", "--config", str(REPO / item.grid), "--device", args.device, "--jobs", str(item.jobs),
                        "--data-root", str(data), "--time-budget", str(max(1.0, left - GRACE_SECONDS)), "--quiet"]
-                code = _call(cmd + (["--lpips-weights", str(lpips)] if lpips.is_file() else []), env, left, log)
+                code = _call(cmd, env, left, log)  # LPIPS finds its trunk under the data root
             else:
                 from utilisation import measure_utilisation
 
