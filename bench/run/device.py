@@ -125,13 +125,16 @@ def rng_devices() -> list[int]:
 
 
 def device_provenance(device: str) -> dict[str, str]:
-    """Where a cell ran, as row provenance: the device, its name, the CUDA and cuDNN versions."""
+    """Where a cell ran, as row provenance: the device, its name, the CUDA and cuDNN versions (cuDNN's
+    only on a GPU: asking loads the library, 50 MiB, which a CPU cell never uses)."""
     resolved = torch.device(device)
-    name = torch.cuda.get_device_name(resolved) if resolved.type == "cuda" else "cpu"
+    if resolved.type != "cuda":
+        return {"device": str(resolved), "device_name": "cpu", "version_cuda": torch.version.cuda or "absent",
+                "version_cudnn": "unused"}
     cudnn = torch.backends.cudnn.version() if torch.backends.cudnn.is_available() else None
     return {
         "device": str(resolved),
-        "device_name": name,
+        "device_name": torch.cuda.get_device_name(resolved),
         "version_cuda": torch.version.cuda or "absent",
         "version_cudnn": str(cudnn) if cudnn else "absent",
     }
