@@ -12,7 +12,7 @@ from torch.nn import functional as F
 from attacks.base import PassiveAttack
 from bench.attack_knobs import BUDGET, PRECISION
 from bench.profiles import INFERENCE_BATCH_SIZE
-from bench.run.device import current_device
+from bench.run.device import current_device, seeded_permutation
 
 
 class ConvImageDecoder(nn.Module):
@@ -149,7 +149,7 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: D
     inputs = tuple(_nhwc(x) for x in inputs)
     n = len(targets)
     n_held = int(n * config.heldout) if n >= HELDOUT_MIN else 0
-    split = torch.randperm(n, generator=generator, device=generator.device).to(targets.device)
+    split = seeded_permutation(n, generator, device=targets.device)
     train_idx, held_idx = split[n_held:], split[:n_held]
     optimizer = torch.optim.Adam(model.parameters(), lr=config.lr)
     scheduler = torch.optim.lr_scheduler.ReduceLROnPlateau(optimizer, factor=0.5, patience=max(0, config.patience // 2 - 1))
@@ -157,7 +157,7 @@ def fit(model: nn.Module, inputs: tuple[Tensor, ...], targets: Tensor, config: D
     best, best_epoch, best_state = math.inf, 0, None
     for epoch in range(config.epochs):
         model.train()
-        order = train_idx[torch.randperm(len(train_idx), generator=generator, device=generator.device).to(targets.device)]
+        order = train_idx[seeded_permutation(len(train_idx), generator, device=targets.device)]
         losses, sizes = [], []
         for start in range(0, len(order), config.batch_size):
             idx = order[start : start + config.batch_size]

@@ -18,7 +18,7 @@ from attacks.payload_moments import PayloadMomentTie
 from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET, MOMENT_TIE
 from bench.profiles import INFERENCE_BATCH_SIZE
-from bench.run.device import forked_rng
+from bench.run.device import forked_rng, seeded_permutation
 from defenses.payload import values_of
 
 
@@ -99,8 +99,7 @@ class _Batches:
         self.order, self.pos = self._shuffled(), 0
 
     def _shuffled(self) -> Tensor:
-        # drawn on the generator's device (the same order on every device), moved once a pass
-        return torch.randperm(self.n, generator=self.generator, device=self.generator.device).to(self.device)
+        return seeded_permutation(self.n, self.generator, device=self.device)
 
     def __next__(self) -> Tensor:
         if self.pos + self.size > self.n:
@@ -240,8 +239,8 @@ class FORA(PassiveAttack):
         aux = view.aux.inputs.to(dtype)
         generator = torch.Generator().manual_seed(self.seed)
         n_eval = min(config.eval_size, len(maps), len(aux))
-        maps_eval = maps[torch.randperm(len(maps), generator=generator, device=generator.device)[:n_eval].to(maps.device)]
-        aux_eval = aux[torch.randperm(len(aux), generator=generator, device=generator.device)[:n_eval].to(aux.device)]
+        maps_eval = maps[seeded_permutation(len(maps), generator, device=maps.device)[:n_eval]]
+        aux_eval = aux[seeded_permutation(len(aux), generator, device=aux.device)[:n_eval]]
 
         mmd_initial = _mmd(maps_eval, self._frozen(aux).cut_map(aux_eval))
         mmd, gap, distance = self._transfer(maps, aux, generator)

@@ -13,7 +13,7 @@ from attacks.fsha_config import CONFIGS, FSHAConfig
 from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
 from bench.profiles import INFERENCE_BATCH_SIZE
-from bench.run.device import forked_rng
+from bench.run.device import DeviceLog, forked_rng, seeded_permutation
 from defenses.payload import Payload, detach, take, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
@@ -167,8 +167,7 @@ class FSHA(ActiveAttack):
         self.ae_optimizer = torch.optim.Adam(autoencoder, lr=config.lr_autoencoder)
         self.critic_optimizer = torch.optim.Adam(self.critic.parameters(), lr=config.lr_critic)
         self.generator = torch.Generator().manual_seed(seed)
-        self._history: list[dict[str, float]] = []
-        self._unread: list[Tensor] = []  # per-step records still on the device
+        self._records = DeviceLog()  # one row of RECORD_KEYS per iteration
         self._order = torch.empty(0, dtype=torch.long)
 
     def networks(self) -> dict[str, nn.Module]:
@@ -191,7 +190,7 @@ class FSHA(ActiveAttack):
             drawn = torch.randint(len(self.aux), (n,), generator=self.generator, device=self.generator.device)
             return self.aux[drawn.to(self.aux.device)] * 2 - 1
         if len(self._order) < n:
-            self._order = torch.randperm(len(self.aux), generator=self.generator, device=self.generator.device).to(self.aux.device)
+            self._order = seeded_permutation(len(self.aux), self.generator, device=self.aux.device)
         idx, self._order = self._order[:n], self._order[n:]
         return self.aux[idx] * 2 - 1
 
@@ -236,16 +235,12 @@ class FSHA(ActiveAttack):
         self.ae_optimizer.step()
         self.critic_optimizer.step()
         scale = z.detach().flatten(1).norm(dim=1).mean() + pilot_z.detach().flatten(1).norm(dim=1).mean()
-        self._unread.append(torch.stack([v.detach().float() for v in (ae_mse, critic_loss, wasserstein, gp, scale)]))
+        self._records.append(ae_mse, critic_loss, wasserstein, gp, scale)
 
     @property
     def history(self) -> list[dict[str, float]]:
-        """One record per attacker iteration, in order (read from the device in one transfer)."""
-        if self._unread:
-            rows = torch.stack(self._unread).tolist()
-            self._history.extend(dict(zip(RECORD_KEYS, row)) for row in rows)
-            self._unread = []
-        return self._history
+        """One record per attacker iteration, in order."""
+        return [dict(zip(RECORD_KEYS, row)) for row in self._records.rows()]
 
     @torch.no_grad()
     def run(self) -> AttackOutput:

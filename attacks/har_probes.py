@@ -20,7 +20,7 @@ from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, MissingCapabilityError, PassiveAttack, scale_counts
 from attacks.view import AttackerView, Capability
-from bench.run.device import forked_rng
+from bench.run.device import forked_rng, seeded_permutation
 from defenses.payload import as_vector
 
 
@@ -144,7 +144,7 @@ class HarReconstruction(PassiveAttack):
         p, x = (p - p_mean) / p_std, (x - x_mean) / x_std
 
         generator = torch.Generator().manual_seed(self.seed)
-        order = torch.randperm(len(x), generator=generator, device=generator.device).to(x.device)
+        order = seeded_permutation(len(x), generator, device=x.device)
         n_hold = max(1, round(config.holdout * len(x)))
         hold, fit = order[:n_hold], order[n_hold:]
         with forked_rng():
@@ -157,8 +157,7 @@ class HarReconstruction(PassiveAttack):
         for epoch in range(1, config.epochs + 1):
             decoder.train()
             finite = torch.ones((), dtype=torch.bool)
-            shuffled = torch.randperm(len(fit), generator=generator, device=generator.device).to(fit.device)
-            for batch in shuffled.split(config.batch_size):
+            for batch in seeded_permutation(len(fit), generator, device=fit.device).split(config.batch_size):
                 idx = fit[batch]
                 loss = nn.functional.mse_loss(decoder(p[idx]), x[idx])
                 finite = finite & torch.isfinite(loss)

@@ -21,6 +21,8 @@ from __future__ import annotations
 import torch
 from torch import Tensor
 
+from bench.run.device import DeviceLog
+
 DECAY = 0.9
 """Weight of the running moments at each observed batch (about the last ten batches count)."""
 FLOOR = 0.1
@@ -39,16 +41,12 @@ class PayloadMomentTie:
             raise ValueError(f"moment tie: decay must lie in [0, 1), got {decay}")
         self.decay = decay
         self.moments: tuple[Tensor, Tensor] | None = None
-        self._floored: list[float] = []
-        self._unread: list[Tensor] = []  # shares still on the device
+        self._floored = DeviceLog()
 
     @property
     def floored(self) -> list[float]:
-        """Per gap taken, the share of elements whose spread was floored (read from the device at once)."""
-        if self._unread:
-            self._floored.extend(torch.stack(self._unread).tolist())
-            self._unread = []
-        return self._floored
+        """Per gap taken, the share of elements whose spread was floored."""
+        return [share for (share,) in self._floored.rows()]
 
     def floored_share(self) -> float | None:
         """The mean of ``floored`` over every gap taken (``None`` before the first)."""
@@ -77,5 +75,5 @@ class PayloadMomentTie:
         mean, square = self.moments
         std = (square - mean.pow(2)).clamp_min(0).sqrt()
         floor = (FLOOR * std.pow(2).mean().sqrt()).clamp_min(1e-6)
-        self._unread.append((std < floor).float().mean())
+        self._floored.append((std < floor).float().mean())
         return ((maps.mean(0) - mean) / std.clamp_min(floor)).pow(2).mean()

@@ -27,7 +27,7 @@ from attacks.sdar_nets import (
 from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET, LAMBDA1_SCALE, MOMENT_TIE
 from bench.profiles import INFERENCE_BATCH_SIZE
-from bench.run.device import forked_rng
+from bench.run.device import DeviceLog, forked_rng
 
 CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
 CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
@@ -174,10 +174,9 @@ class SDAR(CotrainAttack):
         self.generator = torch.Generator().manual_seed(seed)
         with torch.no_grad():
             self.feature_shape = tuple(view.backbone.eval()(torch.zeros(2, *view.cut_shape)).shape[1:])
-        keys = (*DEVICE_RECORDS, "client_label_acc", "ms", "cpu_ms")
-        self._history: dict[str, list[float]] = {k: [] for k in keys}
-        self._unread: list[Tensor] = []  # per-iteration DEVICE_RECORDS still on the device
-        self._unread_client: list[Tensor] = []
+        self._records = DeviceLog()  # one row of DEVICE_RECORDS per iteration
+        self._client_accuracy = DeviceLog()  # conditional runs: the client tail's label accuracy
+        self._timings: dict[str, list[float]] = {"ms": [], "cpu_ms": []}
         self.steps_seen = 0
         self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
         self._build(conditional=False)
@@ -186,14 +185,9 @@ class SDAR(CotrainAttack):
     def history(self) -> dict[str, list[float]]:
         """Per iteration: the losses and accuracies of :data:`DEVICE_RECORDS`, ``client_label_acc``
         (conditional runs) and the wall and CPU milliseconds (read from the device in one transfer)."""
-        if self._unread:
-            for key, column in zip(DEVICE_RECORDS, zip(*torch.stack(self._unread).tolist())):
-                self._history[key].extend(column)
-            self._unread = []
-        if self._unread_client:
-            self._history["client_label_acc"].extend(torch.stack(self._unread_client).tolist())
-            self._unread_client = []
-        return self._history
+        rows = self._records.rows()
+        columns = {key: [row[i] for row in rows] for i, key in enumerate(DEVICE_RECORDS)}
+        return {**columns, "client_label_acc": [acc for (acc,) in self._client_accuracy.rows()], **self._timings}
 
     def networks(self) -> dict[str, nn.Module]:
         """The simulator ``e``, the simulated tail ``hs``, ``e_dis``, the decoder ``d`` and ``d_dis``."""
@@ -237,14 +231,14 @@ class SDAR(CotrainAttack):
             self._build(conditional=view.labels is not None)  # vanilla SL: the server sees labels
         self.steps_seen += 1
         target = max(1, math.floor(self.steps_seen * self.budget + 1e-9))  # at least one iteration
-        for _ in range(target - len(self._history["ms"])):
+        for _ in range(target - len(self._timings["ms"])):
             started, cpu_started = time.perf_counter(), time.process_time()
             step_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
             with forked_rng():
                 torch.manual_seed(step_seed)  # dropout and DP noise: the attack's own stream
                 self._iterate(view)
-            self._history["ms"].append(1e3 * (time.perf_counter() - started))
-            self._history["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
+            self._timings["ms"].append(1e3 * (time.perf_counter() - started))
+            self._timings["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
@@ -291,14 +285,14 @@ class SDAR(CotrainAttack):
             fake = server.defense.cut_map(n["e"](xs))
             if self.conditional:
                 client_pred = n["hs"](server.backbone(server.defense.decode(view.payload))).argmax(1)
-                self._unread_client.append((client_pred == y_real).float().mean())
+                self._client_accuracy.append((client_pred == y_real).float().mean())
         mse = F.mse_loss(n["d"](fake, y_fake), xs)
         decoded_logits = n["d_dis"](n["d"](real, y_real), y_real)
         loss_d = mse + b.lambda2 * bce_to(decoded_logits, True)
         loss_d_dis = bce_to(n["d_dis"](xs, y_fake), True) + bce_to(decoded_logits, False)
         two_player_step((loss_d, self.opt_d), (loss_d_dis, self.opt_d_dis))
         label_acc = (logits.detach().argmax(1) == ys).float().mean()
-        self._unread.append(torch.stack([v.detach().float() for v in (loss_e_dis, task, label_acc, mse, loss_d_dis)]))
+        self._records.append(loss_e_dis, task, label_acc, mse, loss_d_dis)
 
     # ---- attack -----------------------------------------------------------------------------------
     @torch.no_grad()

@@ -18,6 +18,7 @@ from bench.data.splits import CARVE_SEED, CarvedData
 from bench.data.types import ArraySplit
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.cell import Cell
+from bench.run.device import seeded_permutation
 from bench.run.engine import SplitModel
 from defenses import build_defense
 from defenses.base import Defense
@@ -127,7 +128,7 @@ def split_targets(data: CarvedData, client_indices: list[Tensor], n_targets: int
     for client, idx in enumerate(client_indices):
         owner[idx] = client
     generator = torch.Generator().manual_seed(CARVE_SEED)
-    order = torch.randperm(len(data.members), generator=generator, device=generator.device).to(owner.device)
+    order = seeded_permutation(len(data.members), generator, device=owner.device)
     cut = min(n_targets, len(order))
     # Keep stored order within each part: probes such as HAR re-identification split by time.
     chosen, rest = order[:cut].sort().values, order[cut:].sort().values

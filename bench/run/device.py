@@ -19,6 +19,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import torch
+from torch import Tensor
 
 from bench.run.run_options import AUTOCAST, DeviceError, check_device_name
 
@@ -31,9 +32,10 @@ def resolve_device(name: str, *, gpu_count: int | None = None) -> str:
     Raises:
         DeviceError: a misspelt name, CUDA asked for without a GPU, or ``cuda:N`` past the last GPU.
     """
-    check_device_name(name)
+    if check_device_name(name) == "cpu":  # every cell resolves its device: no GPU query for the CPU's
+        return "cpu"
     gpus = torch.cuda.device_count() if gpu_count is None else gpu_count
-    if name == "cpu" or (name == "auto" and gpus == 0):
+    if name == "auto" and gpus == 0:
         return "cpu"
     if gpus == 0:
         raise DeviceError(f"device '{name}' asked for, but this machine has no CUDA GPU (torch {torch.__version__}); use --device cpu")
@@ -138,6 +140,33 @@ def device_provenance(device: str) -> dict[str, str]:
         "version_cuda": torch.version.cuda or "absent",
         "version_cudnn": str(cudnn) if cudnn else "absent",
     }
+
+
+def seeded_permutation(n: int, generator: torch.Generator, *, device: torch.device | str) -> Tensor:
+    """A permutation of ``range(n)`` drawn from ``generator`` on its own device (so every device
+    draws the same one), then moved to ``device`` in one copy."""
+    return torch.randperm(n, generator=generator, device=generator.device).to(device)
+
+
+class DeviceLog:
+    """Scalars recorded step by step where they were computed, read back in one transfer when asked
+    for (reading a device scalar every step is a host sync that stalls a GPU). The values read are
+    the floats ``.item()`` would have given, in the same order."""
+
+    def __init__(self) -> None:
+        self._read: list[list[float]] = []
+        self._unread: list[Tensor] = []
+
+    def append(self, *values: Tensor) -> None:
+        """One row: the given scalars, detached, as float32."""
+        self._unread.append(torch.stack([v.detach().float() for v in values]))
+
+    def rows(self) -> list[list[float]]:
+        """Every row appended so far, in order."""
+        if self._unread:
+            self._read.extend(torch.stack(self._unread).tolist())
+            self._unread = []
+        return self._read
 
 
 def forked_rng():

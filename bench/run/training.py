@@ -18,7 +18,7 @@ from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
 from bench.run.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
-from bench.run.device import current_device, forked_rng
+from bench.run.device import current_device, forked_rng, seeded_permutation
 from bench.run.engine import SplitModel, SplitTrainer, accuracy
 from defenses import build_defense
 from victims import VICTIMS
@@ -45,7 +45,7 @@ def seed_everything(seed: int) -> None:
 
 def batches(x: Tensor, y: Tensor, *, batch_size: int, generator: torch.Generator) -> Iterator[tuple[Tensor, Tensor]]:
     """Shuffled mini-batches; a last partial batch is kept unless it has a single sample (BatchNorm)."""
-    order = torch.randperm(len(y), generator=generator, device=generator.device).to(y.device)  # moved once an epoch
+    order = seeded_permutation(len(y), generator, device=y.device)  # moved once an epoch
     for start in range(0, len(y), batch_size):
         idx = order[start : start + batch_size]
         if len(idx) > 1 or len(y) == 1:
