@@ -107,24 +107,22 @@ def _add(values: dict, name: str, items: tuple, option: str) -> None:
 
 def make_executor(kind: str, jobs: int, address: str | None, *, device: str = "auto", gpus_per_worker: float = 0.25):
     """The executor of a run: Ray tasks (each asking for ``gpus_per_worker`` of a GPU where the run
-    computes on GPUs), ``jobs`` local workers dealt over this machine's GPUs, or this process.
+    computes on GPUs: :func:`bench.run.placement.ray_gpus_per_task` checks the share), ``jobs`` local
+    workers dealt over this machine's GPUs, or this process.
 
     Raises:
-        GridError: a device this machine lacks, or a GPU share out of range (one line).
+        GridError: a device this machine lacks (one line).
     """
     import torch
 
     from bench.run.executors import LocalExecutor, RayExecutor, SerialExecutor
     from bench.run.placement import worker_devices
-    from bench.run.run_options import DeviceError
 
+    if kind == "ray":
+        return RayExecutor(address=address, device=device, gpus_per_task=gpus_per_worker)
     try:
-        if kind == "ray":
-            if not 0 < gpus_per_worker <= 1:
-                raise ValueError(f"the GPU share of a Ray worker must be in (0, 1], got {gpus_per_worker}")
-            return RayExecutor(address=address, device=device, gpus_per_task=gpus_per_worker)
         devices = worker_devices(device, jobs=jobs, gpu_count=torch.cuda.device_count())
-    except (DeviceError, ValueError) as err:
+    except ValueError as err:  # a DeviceError, or jobs < 1
         raise GridError(str(err)) from None
     return LocalExecutor(jobs=jobs, devices=devices) if jobs > 1 else SerialExecutor()
 

@@ -65,8 +65,8 @@ def group_by_victim(cells: list[Cell]) -> list[list[Cell]]:
 
 
 def _fresh(ctx):
-    """The context without its in-process data cache (each worker loads its own data)."""
-    return dataclasses.replace(ctx, _data={})
+    """The context without its in-process data caches (each worker loads and places its own data)."""
+    return dataclasses.replace(ctx, _data={}, _placed={})
 
 
 class Executor(Protocol):
