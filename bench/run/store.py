@@ -31,11 +31,20 @@ if TYPE_CHECKING:  # pandas is imported where a table is built: a stored grid's 
 
 def atomic_write_text(path: Path, text: str) -> None:
     """Write ``text`` to ``path`` so that readers see the old file or the whole new one, never a part."""
+    _atomic_write(path, text, "w")
+
+
+def atomic_write_bytes(path: Path, data: bytes) -> None:
+    """:func:`atomic_write_text` for bytes."""
+    _atomic_write(path, data, "wb")
+
+
+def _atomic_write(path: Path, content: str | bytes, mode: str) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
     try:
-        with os.fdopen(fd, "w") as fh:
-            fh.write(text)
+        with os.fdopen(fd, mode) as fh:
+            fh.write(content)
             fh.flush()
             os.fsync(fh.fileno())
         os.replace(tmp, path)

@@ -26,7 +26,9 @@ import time
 from dataclasses import asdict
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
+# This checkout's suite (not whichever copy pip installed last), and the kit's own modules.
+sys.path[:0] = [str(Path(__file__).resolve().parent), str(Path(__file__).resolve().parents[2])]
+from commands import REPO, call  # noqa: E402
 from pending import PENDING, PendingError, PendingItem, read_pending  # noqa: E402
 from travel import (  # noqa: E402
     BACK_FILE_LIMIT,
@@ -39,9 +41,6 @@ from travel import (  # noqa: E402
     write_pack,
 )
 
-REPO = Path(__file__).resolve().parents[2]
-SHARED_DATA = REPO.parent / "shared" / "data"
-LPIPS_FOLDER = "lpips"  # under the data root: alexnet-features.pth, LPIPS's AlexNet trunk
 MIN_ITEM_SECONDS = 45  # an item is not begun with less time left
 GRACE_SECONDS = 20  # kept back from a grid's time budget for packing and exit
 
@@ -53,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--pending", type=Path, default=PENDING)
     p.add_argument("--only", nargs="*", default=[], help="pending items by name (default: all)")
     p.add_argument("--travel", type=Path, default=REPO / ".travel")
-    p.add_argument("--data-root", type=Path, default=SHARED_DATA)
+    p.add_argument("--data-root", type=Path, default=None, help="default: the project's ../shared/data")
     p.add_argument("--no-wheels", action="store_true", help="carry no wheels (a rehearsal on this machine)")
     r = sub.add_parser("run", help="run the pending work within a time budget (on the GPU machine)")
     r.add_argument("--out", type=Path, required=True, help="$OUT: what comes back")
@@ -75,13 +74,15 @@ def main(argv: list[str] | None = None) -> int:
 
 # ---- prepare (here) ----------------------------------------------------------------------------------
 def prepare(args) -> int:
-    from attacks import ATTACKS  # noqa: F401 - registers the attacks the grids name
     from bench.data import LAYOUTS
+    from bench.data.autodetect import OFFLINE_COPIES
     from bench.errors import GridError
+    from bench.metrics.lpips_weights import SHARED_TRUNK
     from bench.run.grid_file import load_grid_file
     from bench.run.provenance import code_version
 
     items = read_pending(args.pending, tuple(args.only))
+    data_root = args.data_root or OFFLINE_COPIES[0]
     try:
         grids = {item.name: load_grid_file(REPO / item.grid) for item in items if item.grid}
     except GridError as err:
@@ -90,18 +91,18 @@ def prepare(args) -> int:
     cells = [cell for grid in grids.values() for cell in grid.cells]
     folders = set()
     for dataset in sorted({cell.dataset for cell in cells}):
-        found = LAYOUTS.get(dataset).find(args.data_root) if dataset in LAYOUTS else None
         if dataset == "digits":
             continue  # scikit-learn's own copy: nothing to carry
-        if found is None or found == args.data_root:
-            print(f"error: {dataset} not found as its own folder under {args.data_root}", file=sys.stderr)
+        found = LAYOUTS.get(dataset).find(data_root) if dataset in LAYOUTS else None
+        if found is None or found == data_root:
+            print(f"error: {dataset} not found as its own folder under {data_root}", file=sys.stderr)
             return 2
-        folders.add(found.relative_to(args.data_root).parts[0])
+        folders.add(found.relative_to(data_root).parts[0])
     if any(cell.attack != "none" for cell in cells):
-        folders.add(LPIPS_FOLDER)
+        folders.add(SHARED_TRUNK.parts[0])
     shutil.rmtree(args.travel, ignore_errors=True)
     args.travel.mkdir(parents=True)
-    pack_folders(args.travel / "data.tar.gz", args.data_root, sorted(folders))
+    pack_folders(args.travel / "data.tar.gz", data_root, sorted(folders))
     wheels = [] if args.no_wheels else [w.name for w in download_wheels(args.travel / "wheels")]
     resumed = _carry_uncommitted_records([grid.options.out for grid in grids.values()], args.travel / "resume")
     meta = {"code_version": code_version(), "items": [asdict(item) for item in items], "data_folders": sorted(folders),
@@ -182,12 +183,12 @@ def run(args) -> int:
                 break
             say(f"{item.name} ({item.kind}), {left:.0f} s left")
             if item.kind == "tests":
-                code = _call([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", *item.paths],
+                code = call([sys.executable, "-m", "pytest", "-m", "gpu", "-q", "-p", "no:cacheprovider", *item.paths],
                              env, min(left, 240), args.out / "tests.txt")
             elif item.kind == "grid":
                 cmd = [*bench, "run", "--config", str(REPO / item.grid), "--device", args.device, "--jobs", str(item.jobs),
                        "--data-root", str(data), "--time-budget", str(max(1.0, left - GRACE_SECONDS)), "--quiet"]
-                code = _call(cmd, env, left, log)  # LPIPS finds its trunk under the data root
+                code = call(cmd, env, left, log)  # LPIPS finds its trunk under the data root
             else:
                 from utilisation import measure_utilisation
 
@@ -213,7 +214,6 @@ def _install(travel: Path, env: dict, say) -> None:
     if project.returncode:  # e.g. a setuptools too old for editable installs: the checkout on the path does as well
         say(f"pip install -e . failed ({(project.stderr.strip().splitlines() or ['?'])[-1]}); using the checkout on PYTHONPATH")
         env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), env.get("PYTHONPATH")]))
-    sys.path.insert(0, str(REPO))
     say(f"installed the project and {len(wheels)} wheels against torch {_torch_version(env)}")
 
 
@@ -229,22 +229,6 @@ def _resume(folder: Path) -> None:
         if not target.exists():
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(path, target)
-
-
-def _call(cmd: list[str], env: dict, timeout: float, output) -> int:
-    """Run ``cmd`` with its output into ``output`` (an open file or a path); the exit status, 124 on timeout."""
-    handle = output.open("w") if isinstance(output, Path) else output
-    try:
-        process = subprocess.Popen(cmd, stdout=handle, stderr=subprocess.STDOUT, env=env, cwd=REPO, start_new_session=True)
-        try:
-            return process.wait(timeout=timeout)
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, 9)
-            process.wait()
-            return 124
-    finally:
-        if isinstance(output, Path):
-            handle.close()
 
 
 class Packer:

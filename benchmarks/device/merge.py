@@ -2,10 +2,8 @@
 from __future__ import annotations
 
 import json
-import os
 import re
 import shutil
-import tempfile
 from pathlib import Path
 
 from pending import PendingItem
@@ -28,7 +26,7 @@ def merge_pack(returned: Path, items: list[PendingItem], repo: Path) -> tuple[li
     """
     from bench.run.grid_file import load_grid_file
     from bench.run.record import CellRecord, InvalidRecordError
-    from bench.run.store import ResultStore
+    from bench.run.store import ResultStore, atomic_write_bytes
 
     manifest, files = read_pack(returned)
     grids = {load_grid_file(repo / item.grid).options.out: repo / item.grid for item in items if item.kind == "grid"}
@@ -55,7 +53,7 @@ def merge_pack(returned: Path, items: list[PendingItem], repo: Path) -> tuple[li
             if target.read_bytes() != data:
                 refused.append(f"{name}: differs from the one stored here, which is kept")
             continue
-        _write(target, data)
+        atomic_write_bytes(target, data)
         touched[match["folder"]] = grids[match["folder"]]
     for folder, grid in touched.items():
         root = repo / folder
@@ -65,10 +63,3 @@ def merge_pack(returned: Path, items: list[PendingItem], repo: Path) -> tuple[li
         ResultStore(root).collect()
     return refused, [repo / folder for folder in touched]
 
-
-def _write(path: Path, data: bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)

@@ -5,10 +5,10 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import tomllib
+from commands import REPO
 
 KINDS = ("tests", "grid", "utilisation")
 PENDING = Path(__file__).resolve().parent / "pending.toml"
-REPO = Path(__file__).resolve().parents[2]
 
 
 class PendingError(ValueError):

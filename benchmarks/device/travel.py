@@ -8,7 +8,6 @@ import json
 import os
 import subprocess
 import tarfile
-import tempfile
 from pathlib import Path
 
 TRAVEL_LIMIT = 64 * 2**20  # the working tree and everything carried, per device call
@@ -61,7 +60,8 @@ def write_pack(out: Path, files: dict[str, bytes], extra: dict) -> None:
     """``files`` (arcname → bytes) as ``out/cells.tar`` and their sha256 in ``out/manifest.json``
     (with ``extra``), each written whole or not at all, so a command killed mid-write leaves the
     previous pack."""
-    out.mkdir(parents=True, exist_ok=True)
+    from bench.run.store import atomic_write_bytes
+
     buffer = io.BytesIO()
     with tarfile.open(fileobj=buffer, mode="w") as tar:
         for name, data in sorted(files.items()):
@@ -69,8 +69,8 @@ def write_pack(out: Path, files: dict[str, bytes], extra: dict) -> None:
             info.size = len(data)
             tar.addfile(info, io.BytesIO(data))
     manifest = {**extra, "files": {name: sha256(data) for name, data in sorted(files.items())}}
-    _atomic(out / "cells.tar", buffer.getvalue())
-    _atomic(out / "manifest.json", (json.dumps(manifest, indent=1) + "\n").encode())
+    atomic_write_bytes(out / "cells.tar", buffer.getvalue())
+    atomic_write_bytes(out / "manifest.json", (json.dumps(manifest, indent=1) + "\n").encode())
 
 
 def read_pack(returned: Path) -> tuple[dict, dict[str, bytes]]:
@@ -83,9 +83,3 @@ def read_pack(returned: Path) -> tuple[dict, dict[str, bytes]]:
                 files[member.name] = tar.extractfile(member).read()
     return manifest, files
 
-
-def _atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    os.replace(tmp, path)

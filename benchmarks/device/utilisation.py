@@ -2,15 +2,15 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import threading
 import time
 from pathlib import Path
 
+from commands import REPO, call
 from pending import PendingItem
-
-REPO = Path(__file__).resolve().parents[2]
 
 
 def sample_gpu(stop: threading.Event, samples: list[tuple[float, float]]) -> None:
@@ -45,13 +45,7 @@ def measure_utilisation(item: PendingItem, bench: list[str], data: Path, device:
         started = time.time()
         cmd = [*bench, "run", "--config", str(REPO / item.grid), "--out", str(scratch), "--device", device,
                "--jobs", str(workers), "--data-root", str(data), "--time-budget", str(item.seconds_each), "--quiet"]
-        process = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, env=env, cwd=REPO,
-                                   start_new_session=True)
-        try:
-            process.wait(timeout=item.seconds_each + 30)
-        except subprocess.TimeoutExpired:
-            subprocess.run(["kill", "-9", f"-{process.pid}"])
-            process.wait()
+        call(cmd, env, item.seconds_each + 30, Path(os.devnull))
         elapsed = time.time() - started
         stop.set()
         sampler.join()
