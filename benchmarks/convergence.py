@@ -1,8 +1,10 @@
 """Convergence of every attack: quality at ×¼, ×1 and ×4 of its budget, from stored cells alone.
 
 An attack has converged at its budget when four times the budget buys at most a tolerance on its
-headline metric (the rule of :mod:`bench.report.convergence`: 0.02 SSIM, else 5%). Where
-×16 cells are stored too, the same test is made of ×4 against ×16.
+headline metric on every seed stored at both, seed by seed on the same trained victims (the rule of
+:mod:`bench.report.convergence`: 0.02 SSIM, else 5% of the seed's value; a seed that falls by more
+makes it unstable; without four times the budget stored it is unknown). Where ×16 cells are stored
+too, the same test is made of ×4 against ×16.
 Reads a results folder made by, e.g.::
 
     bench run --profile cpu --defense raw,lightsplit-f --cr 8 --attack decoder-ref,unsplit,sdar,fora,fsha \
@@ -20,27 +22,18 @@ from pathlib import Path
 import pandas as pd
 
 from bench.report.aggregate import config_fields
-from bench.report.convergence import convergence
+from bench.report.convergence import Convergence, judge_cells
 from bench.run.table import headline_metrics, with_attack_facts
-
-
-def _verdict(gain: float, tolerance: float) -> str:
-    """``yes`` when the larger budget buys at most the tolerance, ``no`` when it is still climbing;
-    ``yes, falls`` when the larger budget loses more than the tolerance: no gain, as the criterion
-    asks, but an attack that gets worse with more steps is unstable there (or collapsed), which the
-    table should not hide."""
-    if gain < -tolerance:
-        return "yes, falls"
-    return "yes" if gain <= tolerance else "no"
 
 
 def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
     """One row per attacked configuration stored at two budgets or more: the headline metric at each
-    budget (mean over its seeds), each larger budget's gain over the smaller (positive: the attack got
-    stronger), the tolerance, the verdict and the attack seconds of one ×4 cell (what a ×4 budget
-    would cost). A gain compares the two budgets on the seeds stored at both (``seeds x4 vs x1``),
-    so a budget run on fewer seeds is never compared with another seed's run. Configurations are told
-    apart by every factor (λ_WCC, DP σ, victim, ...); only the factors that vary get a column."""
+    budget (mean over its seeds), then for ×4 against ×1 and ×16 against ×4 the seeds stored at both
+    (``seeds x4 vs x1``), each one's gain (positive: the attack got stronger; ``s0 +0.0100, ...``), the
+    tolerance and the verdict of :func:`bench.report.convergence.judge_cells` (seed by seed on the same
+    victims, never on the means), and the attack seconds of one ×4 cell (what a ×4 budget would cost).
+    Configurations are told apart by every factor (λ_WCC, DP σ, victim, ...); only the factors that
+    vary get a column."""
     long = with_attack_facts(long)  # a results.csv collected before rows recorded the headline metric
     ok = long[(long["status"] == "ok") & long["attack"].ne("none")].copy()
     ok["attack_budget"] = pd.to_numeric(ok["attack_budget"], errors="coerce").fillna(1.0)
@@ -55,35 +48,39 @@ def convergence_table(long: pd.DataFrame) -> pd.DataFrame:
         values = cells[cells["metric"] == metric].pivot_table(index="seed", columns="attack_budget", values="value")
         if values.shape[1] < 2:
             continue
+        judged = {r["budget"]: r["convergence"] for r in judge_cells(cells).to_dict("records")}
         seconds = cells[cells["metric"] == "attack_seconds"].groupby("attack_budget")["value"].mean()
         row = {**config, "metric": metric}
         for budget in values.columns:
             row[f"x{budget:g}"] = values[budget].mean()
             row[f"seeds x{budget:g}"] = int(values[budget].count())
-        for low, high, name in ((1.0, 4.0, "converged"), (4.0, 16.0, "converged at x4")):
-            if low not in values.columns or high not in values.columns:
-                continue
-            paired = values[[low, high]].dropna()
-            if paired.empty:
-                continue
-            verdict = convergence(paired.mean().to_dict(), budget=low, metric=metric)
-            row.update({f"seeds x{high:g} vs x{low:g}": len(paired), f"gain x{high:g} vs x{low:g}": verdict.gain,
-                        f"tolerance x{low:g}": verdict.tolerance, name: _verdict(verdict.gain, verdict.tolerance)})
+        for low, name in ((1.0, "converged"), (4.0, "converged at x4")):
+            if low in judged:
+                row.update(_verdict_columns(judged[low], name))
         if 4.0 in seconds.index:
             row["attack s at x4"] = seconds.loc[4.0]
         rows.append(row)
     table = pd.DataFrame(rows)
     budgets = sorted({float(c[1:]) for c in table.columns if c.startswith("x")})
     columns = ["metric"]
-    for budget in budgets:
-        columns += [f"x{budget:g}", f"seeds x{budget:g}"]
+    for budget in sorted({*budgets, *(b * 4 for b in budgets)}):  # a verdict against a budget not stored: unknown
+        columns += [f"x{budget:g}", f"seeds x{budget:g}"] if budget in budgets else []
         low = budget / 4
-        columns += [f"seeds x{budget:g} vs x{low:g}", f"gain x{budget:g} vs x{low:g}", f"tolerance x{low:g}",
+        columns += [f"seeds x{budget:g} vs x{low:g}", f"gains x{budget:g} vs x{low:g}", f"tolerance x{low:g}",
                     {4.0: "converged", 16.0: "converged at x4"}.get(budget, "")]
     varying = [c for c in keys if c in ("attack", "defense") or table[c].nunique(dropna=False) > 1]
     varying.sort(key=lambda c: c != "attack")
     table = table.sort_values(varying, na_position="first")
     return table[varying + [c for c in columns if c in table] + ["attack s at x4"] * ("attack s at x4" in table)]
+
+
+def _verdict_columns(verdict: Convergence, name: str) -> dict[str, object]:
+    """The columns of one verdict: seeds paired, each one's gain, the tolerance and the verdict."""
+    pair = f"x{verdict.larger:g} vs x{verdict.budget:g}"
+    tolerances = dict.fromkeys(f"{g.tolerance:.4f}" for g in verdict.seeds)
+    return {f"seeds {pair}": len(verdict.seeds),
+            f"gains {pair}": ", ".join(f"s{g.seed} {g.gain:+.4f}" for g in verdict.seeds),
+            f"tolerance x{verdict.budget:g}": ", ".join(tolerances), name: verdict.verdict}
 
 
 def convergence_figure(long: pd.DataFrame, path: Path) -> None:

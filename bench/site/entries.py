@@ -4,9 +4,10 @@ Each entry follows ``entry.schema.json`` (:mod:`bench.site.schema`) and carries 
 leaderboard row shows and where it came from: the accuracy and bytes per sample of the trained victim,
 every attack's privacy metrics (mean ± 95% CI over seeds, diverged runs left out), the worst case
 over attacks (:func:`bench.report.worst_case.worst_case`: image attacks; the HAR probes on tabular
-data) read against the prior's floor (:mod:`bench.report.floor`), each attack's convergence where
-four times its budget is stored (:mod:`bench.report.convergence`), flags, and the stored record of
-every cell it summarises with the sha256 of the record file.
+data) read against the prior's floor (:mod:`bench.report.floor`), each attack's convergence verdict
+(:mod:`bench.report.convergence`: four times its budget, seed by seed on the same victims; "unknown"
+where that is not stored), flags, and the stored record of every cell it summarises with the sha256
+of the record file.
 """
 from __future__ import annotations
 
@@ -18,7 +19,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
-from bench.report.convergence import convergence
+from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNSTABLE, Convergence
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
 from bench.report.labels import FACTOR_LABELS, defense_label, privacy_direction, split_scoring
 from bench.run.record import FAILED
@@ -31,6 +32,7 @@ SETTING_FIELDS = ("protocol", "heads", "partition", "alpha", "clients")
 BASE_FIELDS = frozenset({"profile", "dataset", "victim", "cut", "defense", *SETTING_FIELDS})
 RANKING_METRICS = ("ssim", "median_r2", "reid_accuracy")
 BASELINE_SUFFIXES = ("_black", "_grey")  # the prior's trivial baselines: not its floor
+FLAGGED_VERDICTS = (NOT_CONVERGED, UNSTABLE)  # "unknown" is no finding: most budgets have no ×4 stored
 
 
 def build_entries(table: pd.DataFrame, *, records: Mapping[str, RecordFile], level: float = 0.95) -> list[dict]:
@@ -96,7 +98,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     diverged = sorted(set(cells["cell_id"]) & views.diverged)
     # A budget below the profile's (a convergence study's ×¼) is short by design: not flagged.
     not_converged = [_attack_label(a) for a in attacks
-                     if a["convergence"] and not a["convergence"]["converged"] and a["convergence"]["budget"] >= 1.0]
+                     if a["convergence"]["verdict"] in FLAGGED_VERDICTS and a["convergence"]["budget"] >= 1.0]
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
     knob_slug = "-".join(f"{k}{knob_text(v)}" for k, v in sorted(knobs.items()) if not (k == "lambda_wcc" and v == 0))
     entry = {
@@ -143,8 +145,10 @@ def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views
     key = key_of(config, views.fields)
     settings = views.settings(settings_key)
     headline = views.headlines.get(attack, "")  # none recorded: an unregistered attack's older rows
-    verdict = convergence(_budget_means(key, attack, settings, headline, views), budget=float(settings.get("budget", 1.0)),
-                          metric=headline)
+    budget = float(settings.get("budget", 1.0))
+    others = {k: v for k, v in zip(views.attack_fields, settings_key) if k in views.other_settings}
+    verdict = views.convergence.get((key, attack, key_of(others, views.other_settings), budget),
+                                    Convergence(budget, budget * BUDGET_FACTOR, headline, UNKNOWN))
     cells = views.cells
     mine = cells[(cells["_key"] == key) & (cells["attack"] == attack)]
     mine = mine[[key_of(r, views.attack_fields) == settings_key for r in mine.to_dict("records")]]
@@ -154,21 +158,16 @@ def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views
         "headline_metric": headline,
         "metrics": {m: stat(row) for m, row in sorted(metrics.items())},
         "cells": sorted(mine["cell_id"]),
-        "convergence": None if verdict is None else {"budget": verdict.budget, "larger": verdict.larger, "gain": verdict.gain,
-                                                     "tolerance": verdict.tolerance, "converged": bool(verdict.converged)},
+        "convergence": convergence_json(verdict),
     }
 
 
-def _budget_means(key: tuple, attack: str, settings: dict, metric: str, views: ProfileViews) -> dict[float, float]:
-    """The seed means of ``metric`` per budget of ``attack`` on one configuration, its other settings as ``settings``'."""
-    others = {k: v for k, v in settings.items() if k != "budget"}
-    means = {}
-    for (name, settings_key), metrics in views.attacks.get(key, {}).items():
-        theirs = views.settings(settings_key)
-        mean = plain(metrics[metric]["mean"]) if metric in metrics else None
-        if name == attack and mean is not None and {k: v for k, v in theirs.items() if k != "budget"} == others:
-            means[float(theirs.get("budget", 1.0))] = mean
-    return means
+def convergence_json(verdict: Convergence) -> dict:
+    """A verdict as the entry holds it: the budgets, the verdict and every paired seed's gain."""
+    return {"budget": verdict.budget, "larger": verdict.larger, "metric": verdict.metric, "verdict": verdict.verdict,
+            "converged": verdict.converged, "unpaired": verdict.unpaired,
+            "seeds": [{"seed": g.seed, "victim_key": g.victim_key, "value": g.value, "larger_value": g.larger_value,
+                       "gain": g.gain, "tolerance": g.tolerance} for g in verdict.seeds]}
 
 
 def _worst(config: dict, metric: str, row: Mapping, views: ProfileViews) -> dict:

@@ -11,8 +11,8 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from bench.report.labels import DATASET_LABELS, metric_label, number
-from bench.site.entries import slug
+from bench.report.labels import DATASET_LABELS, MINUS, metric_label, number
+from bench.site.entries import FLAGGED_VERDICTS, slug
 
 DASH = "—"
 
@@ -112,10 +112,10 @@ def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str
         texts.append(f"{len(flags['diverged_cells'])} diverged")
     for item in entry["attacks"]:  # the items behind flags["not_converged"], with shorter settings
         verdict = item["convergence"]
-        if verdict and not verdict["converged"] and verdict["budget"] >= 1.0:
+        if verdict["verdict"] in FLAGGED_VERDICTS and verdict["budget"] >= 1.0:
             settings = settings_text(item["settings"], {k: v for k, v in (defaults or {}).get(item["attack"], {}).items()
                                                         if k != "budget"})
-            texts.append(f"not converged: {item['attack']}" + (f" ({settings})" if settings else ""))
+            texts.append(f"{verdict['verdict']}: {item['attack']}" + (f" ({settings})" if settings else ""))
     return texts
 
 
@@ -193,6 +193,17 @@ ATTACK_COLUMNS = (("board", "Dataset", "text"), ("defense", "Defense", "text"), 
                   ("worst", "Worst case of its row", "text"))
 
 
+def convergence_text(verdict: dict) -> str:
+    """``unstable (×16 gains +0.066, +0.080, −0.127 on seeds 0, 1, 2; tolerance 0.02)`` from an entry's verdict."""
+    if not verdict["seeds"]:
+        return f"{verdict['verdict']} (×{verdict['larger']:g} not stored on its seeds)"
+    gains = ", ".join(f"{g['gain']:+.3f}".replace("-", MINUS) for g in verdict["seeds"])
+    seeds = ", ".join(str(g["seed"]) for g in verdict["seeds"])
+    allowed = ", ".join(dict.fromkeys(f"{g['tolerance']:.3g}" for g in verdict["seeds"]))
+    unpaired = f"; {verdict['unpaired']} without ×{verdict['larger']:g}" if verdict["unpaired"] else ""
+    return f"{verdict['verdict']} (×{verdict['larger']:g} gains {gains} on seeds {seeds}; tolerance {allowed}{unpaired})"
+
+
 def attack_rows(entries: list[dict], attack: str, *, defaults: dict | None = None) -> list[dict[str, Cell]]:
     """The attack's headline metric on every entry that stores it, one row per settings."""
     rows = []
@@ -202,9 +213,7 @@ def attack_rows(entries: list[dict], attack: str, *, defaults: dict | None = Non
             if item["attack"] != attack:
                 continue
             metric = item["headline_metric"]
-            verdict = item["convergence"]
-            converged = DASH if verdict is None else ("yes" if verdict["converged"] else "no") + \
-                f" (×{verdict['larger']:g} gains {verdict['gain']:.3g}, tolerance {verdict['tolerance']:.3g})"
+            converged = convergence_text(item["convergence"])
             is_worst = worst is not None and worst["attack"] == attack and worst["settings"] == item["settings"]
             stat = item["metrics"].get(metric)
             rows.append({

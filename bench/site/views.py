@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from bench.report.aggregate import aggregate, config_fields, diverged_cells, ok_rows, victim_fields, victim_view
+from bench.report.convergence import judge_cells
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.worst_case import IMAGE, TABULAR, worst_case
@@ -40,6 +41,8 @@ class ProfileViews:
         prior_seeds: ``{(dataset, victim, cut, metric): finite per-seed values}``.
         seed_values: ``{(key, attack, settings key, metric): finite per-seed means}`` (diverged cells left out).
         diverged: ids of the cells whose ``diverged`` metric is 1.
+        convergence: ``{(key, attack, key of the settings but the budget, budget): Convergence}`` of every
+            budget stored (:func:`bench.report.convergence.judge_cells`: seed by seed on the same victims).
     """
 
     fields: list[str]
@@ -53,6 +56,12 @@ class ProfileViews:
     prior_seeds: dict = field(default_factory=dict)
     seed_values: dict = field(default_factory=dict)
     diverged: set = field(default_factory=set)
+    convergence: dict = field(default_factory=dict)
+
+    @property
+    def other_settings(self) -> list[str]:
+        """The attack settings' columns but the budget: what a convergence verdict compares alike."""
+        return [c for c in self.attack_fields if c != ATTACK_KNOB_PREFIX + "budget"]
 
     def settings(self, settings_key: tuple) -> dict:
         """An attack's settings as a mapping, unset ones left out (``{"budget": 1.0}``)."""
@@ -86,6 +95,8 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
         views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row
     for row in prior_seed_values(table).dropna(subset=["value"]).to_dict("records"):
         views.prior_seeds.setdefault(key_of(row, (*FLOOR_KEYS, "metric")), []).append(float(row["value"]))
+    for row in judge_cells(attacked, by=[*fields, *views.other_settings]).to_dict("records"):
+        views.convergence[(key_of(row, fields), row["attack"], key_of(row, views.other_settings), row["budget"])] = row["convergence"]
     kept = attacked[attacked["metric"].isin(metrics) & ~attacked["cell_id"].isin(views.diverged)]
     views.seed_values = _seed_values(kept, fields, attack_fields)
     return views
