@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 import unicodedata
 
+from bench.report.convergence import MARKS, NOT_CONVERGED, UNKNOWN, UNSTABLE
 from bench.report.tables import SUPERSCRIPTS, BuiltTable
 
 # Unicode the tables use, as LaTeX that compiles with pdflatex and no extra package.
@@ -12,6 +13,8 @@ _LATEX_TOKENS = {
     "—": "---", "−": "$-$", "±": r"$\pm$", "×": r"$\times$", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
     "λ": r"$\lambda$", "Δ": r"$\Delta$", "σ": r"$\sigma$", "α": r"$\alpha$", "ᵀ": r"$^{\top}$",
     "…": r"\ldots{}", "’": "'", "–": "--",
+    MARKS[NOT_CONVERGED]: r"\textsuperscript{\dag}", MARKS[UNSTABLE]: r"\textsuperscript{\ddag}",
+    MARKS[UNKNOWN]: r"\textsuperscript{$\circ$}",
 }
 _LATEX_SPECIAL = {
     "\\": r"\textbackslash{}", "&": r"\&", "%": r"\%", "$": r"\$", "#": r"\#", "_": r"\_",

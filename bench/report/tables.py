@@ -9,6 +9,8 @@ footnote saying why (no stored cell, the stored reason of a missing value, all r
 Where the ``prior`` attack was run, a "floor (prior)" row shows what it scores in each image attack
 column (:mod:`bench.report.floor`); a worst-case column (Tables II, III) shows the most leaking
 image attack per row (:mod:`bench.report.worst_case`). Both are absolute and explained in the notes.
+Each attack column's value carries the mark of its attack's convergence verdict at the table's budget
+(:mod:`bench.report.convergence`; a legend under the table, the verdict itself in the CSV).
 """
 from __future__ import annotations
 
@@ -20,6 +22,7 @@ from typing import Any
 import pandas as pd
 
 from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
+from bench.report.convergence import judge_at, legend
 from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
 from bench.report.labels import (
     FACTOR_LABELS,
@@ -53,6 +56,7 @@ SUPERSCRIPTS = str.maketrans("0123456789", "⁰¹²³⁴⁵⁶⁷⁸⁹")
 VIA = "via"  # the worst case's attack, in its rows of the aggregate and the numbers
 NUMBER_COLUMNS = ["attack", "metric", "mean", "ci", "n", "n_runs", "n_diverged", "delta", "delta_ci", "rel",
                   "rel_ci", "n_pairs", "note"]
+CONVERGENCE = "convergence"  # the CSV column of an attack cell's verdict (bench.report.convergence)
 
 
 def row_fields(agg: pd.DataFrame) -> tuple[str, ...]:
@@ -205,6 +209,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     floored = [c for c in present if c.attack in images and privacy_direction(c.metric)]
     config_rows = configs.to_dict("records")
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
+    judged = judge_at(table[table["attack"].isin(attacks)], by=[f for f in fields if f in table], budget=attack_budget)
+    verdicts = {(_key(r, fields), r["attack"]): r["convergence"] for r in judged.to_dict("records")}
     footnotes: list[str] = []
     body_rows, numbers, floor_keys = [], [], []
     for i, config in enumerate(config_rows):
@@ -212,12 +218,16 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         line = [factor_value(f, config[f]) for f in factors]
         for col in present:
             r = cells.get((key, col.attack, col.metric))
+            verdict = verdicts.get((key, col.attack))
             if r is None:
                 text = (DASH, "metric not recorded by this cell" if (key, col.attack) in stored else "no stored cell")
             else:
                 text = _cell_text(r, col, spec)
                 numbers.append({**{f: config[f] for f in factors}, "attack": col.attack or "none",
-                                **{k: r[k] for k in NUMBER_COLUMNS[1:]}, **({VIA: r[VIA]} if col.attack == WORST else {})})
+                                **{k: r[k] for k in NUMBER_COLUMNS[1:]}, **({VIA: r[VIA]} if col.attack == WORST else {}),
+                                CONVERGENCE: verdict.verdict if verdict else None})
+                if isinstance(text, str) and verdict:
+                    text += verdict.mark
                 if isinstance(text, str) and r["n_diverged"]:
                     text = (text, f"{r['n_diverged']} of {r['n_runs']} runs diverged (left out)")
                 if isinstance(text, str) and col.attack == WORST:
@@ -233,6 +243,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     numbers_frame = pd.DataFrame(numbers, columns=None if numbers else NUMBER_COLUMNS)
     profile_name = str(table["profile"].iloc[0]) if len(table) else (profile or "")
     notes = [WORST_NOTE.format(metric=metric_label(c.metric).rstrip(" ↑↓")) for c in present if c.attack == WORST]
+    shown = {v.verdict for v in verdicts.values()} if any(c.attack in attacks for c in present) else set()
+    notes += [legend(sorted(shown), budget=attack_budget)] if shown else []
     if floor_keys:
         notes += [FLOOR_NOTE, *baseline_notes(table, floor_keys, [c.metric for c in floored])]
     return BuiltTable(spec, profile_name, _seeds(table, spec, present), header, body, numbers_frame, len(factors),

@@ -1,3 +1,4 @@
+import io
 import shutil
 import subprocess
 from pathlib import Path
@@ -91,3 +92,46 @@ def test_standalone_wraps_a_minimal_document(tidy):
     assert text.startswith("\\documentclass{article}\n\\usepackage{booktabs}\n\\begin{document}\n")
     assert text.rstrip().endswith("\\end{document}")
     assert all(rule in text for rule in (r"\toprule", r"\midrule", r"\bottomrule"))
+
+
+def with_four_times_the_budget() -> pd.DataFrame:
+    """The synthetic table plus decoder-ref at ×4 on every seed: Raw gains +0.05, +0.01 and falls 0.09
+    (unstable, though its mean gain is −0.01), LS-F CR 8 gains +0.05 on seed 0 (not converged), LS-F CR 16
+    moves at most 0.01 (converged). UnSplit is stored at ×1 alone (unknown)."""
+    import dataclasses
+
+    from bench.run.store import OK, CellRecord
+
+    larger = {"raw": (0.95, 0.93, 0.85), "ls8": (0.65, 0.63, 0.58), "ls16": (0.41, 0.44, 0.43)}
+    records = synthetic.records()
+    for key, values in larger.items():
+        for seed, ssim in zip(synthetic.SEEDS, values):
+            cell = dataclasses.replace(synthetic.cell(key, seed, "decoder-ref"), attack_knobs={"budget": 4.0})
+            records.append(CellRecord(cell, OK, metrics={"accuracy": synthetic.ACCURACY[key][seed], "ssim": ssim}))
+    return records_to_table(records)
+
+
+def test_each_attack_cell_carries_the_mark_of_its_seed_by_seed_verdict():
+    built = build_table(with_four_times_the_budget(), TABLES["II"])
+    rows = built.body.set_index("CR")
+    decoder, unsplit = "FORA ref. decoder: SSIM ↓", "UnSplit: masked MSE (min-max) ↑"
+    assert rows.loc["", decoder].endswith("‡") and rows.loc["8×", decoder].endswith("†")
+    assert not any(mark in rows.loc["16×", decoder] for mark in "†‡°")  # converged: unmarked
+    assert all("°" in text for text in rows[unsplit])
+    assert not any(mark in text for text in rows["Acc. (%)"] for mark in "†‡°")  # the victims' column: no verdict
+    legend = next(n for n in built.notes if n.startswith("Convergence"))
+    assert all(mark in legend for mark in "†‡°") and "unmarked: converged" in legend
+    numbers = pd.read_csv(io.StringIO(to_csv(built)))
+    verdicts = numbers[(numbers["attack"] == "decoder-ref") & (numbers["metric"] == "ssim")]["convergence"]
+    assert verdicts.tolist() == ["unstable", "not converged", "converged"]
+    assert set(numbers.loc[numbers["attack"] == "unsplit", "convergence"]) == {"unknown"}
+    assert numbers.loc[numbers["attack"] == "none", "convergence"].isna().all()
+    latex = to_latex(built)
+    assert r"\textsuperscript{\ddag}" in latex and r"\textsuperscript{\dag}" in latex
+    assert r"\textsuperscript{$\circ$}" in latex and "†" not in latex
+
+
+def test_at_four_times_the_budget_the_highest_stored_is_unknown():
+    built = build_table(with_four_times_the_budget(), TABLES["II"], attack_budget=4.0)
+    numbers = pd.read_csv(io.StringIO(to_csv(built)))
+    assert set(numbers.loc[numbers["attack"] == "decoder-ref", "convergence"]) == {"unknown"}
