@@ -60,7 +60,13 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     require_attack_cells_at(table, attack_budget, results_dirs)
     verdicts = verify(table, profile, attack_budget=attack_budget)
     for v in verdicts:
-        click.echo(f"[{v.status:^12}] {v.dataset}: {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}")
+        note = v.convergence_note()
+        click.echo(f"[{v.status:^12}] {v.dataset}: {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}"
+                   + (f" — {note}" if note else ""))
+    on_attacks = [v for v in verdicts if v.convergence]
+    unsettled = sum(not v.on_converged_attacks for v in on_attacks)
+    click.echo(f"convergence at ×{attack_budget:g}: {len(on_attacks) - unsettled} testable claims on attacks rest on "
+               f"converged attacks, {unsettled} on an attack not converged (not converged, unstable or unknown)")
     counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in VERDICTS)
     click.echo(f"{counts} ({profile} profile{'' if attack_budget == 1.0 else f', attacks at ×{attack_budget:g} their budget'})")
 

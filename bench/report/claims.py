@@ -24,6 +24,11 @@ Verdicts (:data:`VERDICTS`), decided in this order:
   (:func:`bench.report.floor.difference_noise`: unpaired, the floor's rule). The seeds neither support nor
   refute the claim; the detail says which way the means lean.
 - **held** / **not held**: the comparison itself, beyond that noise.
+
+Every testable claim that reads an attack's cells also carries that attack's convergence verdict
+at the budget read, per side (:func:`bench.report.convergence.judge_at`: seed by seed on the same
+victims); a claim resting on an attack not converged (not converged, unstable or unknown) says so.
+The verdict does not change the claim's status.
 """
 from __future__ import annotations
 
@@ -34,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from bench.report.aggregate import at_default_settings, diverged_cells, not_learned_cells, t_halfwidth, victim_view
+from bench.report.convergence import Convergence, judge_at
 from bench.report.floor import FLOOR_KEYS, PRIOR, difference_noise, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
 from bench.report.paper_claims import CLAIMS, Claim, Selector
@@ -135,10 +141,26 @@ def at_floor(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: 
 
 @dataclass(frozen=True)
 class Verdict:
+    """A claim's status on one part of the results; ``convergence``: ``(side label, verdict)`` of each
+    side that reads an attack's cells (empty for a claim not testable or on the victims alone)."""
+
     claim: Claim
     status: str
     detail: str
     dataset: str = ""
+    convergence: tuple[tuple[str, Convergence], ...] = ()
+
+    @property
+    def on_converged_attacks(self) -> bool:
+        return all(c.converged for _, c in self.convergence)
+
+    def convergence_note(self) -> str:
+        """What the claim's attacks' convergence says (empty without one), e.g. ``rests on an attack not
+        converged: raw / sdar unstable at ×4 (…)``."""
+        if not self.convergence:
+            return ""
+        sides = "; ".join(f"{label} {c.describe()}" for label, c in self.convergence)
+        return f"attacks converged: {sides}" if self.on_converged_attacks else f"rests on an attack not converged: {sides}"
 
 
 def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, attack_budget: float = 1.0) -> list[Verdict]:
@@ -148,6 +170,7 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, a
     testable when none of its cells is stored. The attacks are read at ``attack_budget`` (the prior,
     which reads no payload, at whatever budget it ran)."""
     table = table[table["profile"] == profile]
+    budgets = table  # every budget, for the convergence verdicts
     # Utility claims read the victims (attack ``none``), whose metrics every attack cell also stores,
     # at whatever budget it ran.
     table = pd.concat([_at_budget(table[table["attack"] != "none"], attack_budget), victim_view(table)],
@@ -158,7 +181,10 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, a
     for dataset in stored:
         mine = [c for c in claims if c.left.dataset in (None, dataset)]
         for where, cells, theirs in _settings(table[table["dataset"] == dataset], mine):
-            verdicts += [replace(v, dataset=where) for v in _verify_one(cells, theirs)]
+            stored_part = budgets[budgets["dataset"].eq(dataset) & budgets["victim"].isin(set(cells["victim"]))
+                                  & budgets["cut"].isin(set(cells["cut"]))]
+            verdicts += [replace(v, dataset=where, convergence=_convergence(stored_part, v, attack_budget))
+                         for v in _verify_one(cells, theirs)]
     for claim in claims:
         if stored and claim.left.dataset is not None and claim.left.dataset not in stored:
             verdicts.append(Verdict(claim, NOT_TESTABLE, f"no stored {claim.left.dataset} cells", claim.left.dataset))
@@ -175,6 +201,22 @@ def _at_budget(table: pd.DataFrame, budget: float) -> pd.DataFrame:
     kept = at_default_settings(table[table["attack"] != PRIOR], budget=budget).copy()
     kept.loc[kept["attack"] != "none", "attack_budget"] = 1.0
     return pd.concat([kept, table[table["attack"] == PRIOR]], ignore_index=True)
+
+
+def _convergence(table: pd.DataFrame, verdict: Verdict, budget: float) -> tuple[tuple[str, Convergence], ...]:
+    """The convergence at ``budget`` of each side of a testable claim that reads an attack (not the
+    prior's floor), on the cells the claim reads: every budget of ``table``, victims that learned."""
+    if verdict.status == NOT_TESTABLE:
+        return ()
+    learned = table[~table["cell_id"].isin(not_learned_cells(table))]
+    out = []
+    for side in (verdict.claim.left, verdict.claim.right):
+        if side is None or side.attack in ("none", PRIOR):
+            continue
+        judged = judge_at(learned[side.mask(learned)], budget=budget)
+        if len(judged):
+            out.append((side.label(), judged["convergence"].iloc[0]))
+    return tuple(out)
 
 
 def _names_cut(claim: Claim) -> bool:

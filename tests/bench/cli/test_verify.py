@@ -51,12 +51,17 @@ def test_verify_prints_one_line_per_claim_and_the_counts(capsys, results):
     lines = out.splitlines()
     assert code == 0, err
     cpu_claims = [c for c in CLAIMS if "cpu" in c.profiles]
-    assert len(lines) == len(cpu_claims) + 1
+    assert len(lines) == len(cpu_claims) + 2
     assert lines[-1] == f"2 held, 1 not held, 0 within noise, 0 no leakage measured, {len(cpu_claims) - 3} not testable (cpu profile)"
+    assert lines[-2] == ("convergence at ×1: 0 testable claims on attacks rest on converged attacks, 2 on an attack not "
+                         "converged (not converged, unstable or unknown)")
+    unknown = "unknown at ×1 (×4 not stored on its seeds)"  # every cell at ×1 only
     assert ("[    held    ] mnist: sdar-ssim-lsf-below-topk-cr8 (Table II): sdar: LightSplit-F lowers SSIM more than topk "
-            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 ±0.6353 (n=2) < topk CR 8 / sdar 0.5000 ±0.0000 (n=2)") in lines
+            "at CR 8 — ssim: lightsplit-f CR 8 / sdar 0.3000 ±0.6353 (n=2) < topk CR 8 / sdar 0.5000 ±0.0000 (n=2) — "
+            f"rests on an attack not converged: lightsplit-f CR 8 / sdar {unknown}; topk CR 8 / sdar {unknown}") in lines
     assert ("[  not held  ] mnist: fora-ssim-lsf-below-topk-cr8 (Table II): fora: LightSplit-F lowers SSIM more than topk "
-            "at CR 8 — ssim: lightsplit-f CR 8 / fora 0.6000 (n=1, no CI) < topk CR 8 / fora 0.5000 (n=1, no CI)") in lines
+            "at CR 8 — ssim: lightsplit-f CR 8 / fora 0.6000 (n=1, no CI) < topk CR 8 / fora 0.5000 (n=1, no CI) — "
+            f"rests on an attack not converged: lightsplit-f CR 8 / fora {unknown}; topk CR 8 / fora {unknown}") in lines
     assert any(line.startswith("[    held    ] mnist: utility-dp-keeps-96pct ") and line.endswith(
         "accuracy: raw+dp σ 0.02 0.8800 (n=1, no CI) > raw 0.8640 = 0.96×0.9000 (n=1, no CI)") for line in lines)
     wcc = next(line for line in lines if " sdar-wcc0.001-raises-lpips " in line)
@@ -90,7 +95,31 @@ def test_paper_profile_adds_the_value_claims(capsys, tmp_path):
                                                        profile="paper", seed=0, attack="sdar"), OK, {"ssim": 0.86})])
     _, out, _ = run_cli(capsys, ["verify", "--results", str(cifar)])
     line = next(line for line in out.splitlines() if " sdar-raw-l4-ssim " in line)
-    assert line.startswith("[    held    ] cifar10: ") and line.endswith("ssim 0.8600 (n=1, no CI) vs paper 0.83 ± 0.05")
+    assert line.startswith("[    held    ] cifar10: ") and line.endswith(
+        "ssim 0.8600 (n=1, no CI) vs paper 0.83 ± 0.05 — rests on an attack not converged: raw / sdar unknown at ×1 "
+        "(×4 not stored on its seeds)")
+
+
+def budget_record(defense: str, seed: int, ssim: float, budget: float) -> CellRecord:
+    cell = Cell(defense=defense, seed=seed, attack="sdar", profile="cpu", defense_knobs={"cr": 8.0},
+                attack_knobs={"budget": budget}, **BASE)
+    return CellRecord(cell, OK, metrics={"ssim": ssim})
+
+
+def test_a_claim_states_the_seed_by_seed_convergence_of_its_attacks_and_keeps_its_status(capsys, tmp_path):
+    # LightSplit-F: x4 moves each seed by at most 0.01 (converged). Top-K: +0.05 and -0.07 (unstable,
+    # though the mean gain is -0.01). The claim itself (0.3 < 0.5) holds either way.
+    root = write(tmp_path / "budgets", [
+        *(budget_record("lightsplit-f", s, v, b) for s, v, b in ((0, 0.25, 1.0), (1, 0.35, 1.0), (0, 0.26, 4.0), (1, 0.34, 4.0))),
+        *(budget_record("topk", s, v, b) for s, v, b in ((0, 0.5, 1.0), (1, 0.5, 1.0), (0, 0.55, 4.0), (1, 0.43, 4.0))),
+    ])
+    code, out, _ = run_cli(capsys, ["verify", "--results", str(root)])
+    line = next(line for line in out.splitlines() if " sdar-ssim-lsf-below-topk-cr8 " in line)
+    assert code == 0 and line.startswith("[    held    ] ")
+    assert line.endswith(
+        " — rests on an attack not converged: lightsplit-f CR 8 / sdar converged at ×1 (×4 gains +0.0100, −0.0100 ssim on "
+        "seeds 0, 1; tolerance 0.02); topk CR 8 / sdar unstable at ×1 (×4 gains +0.0500, −0.0700 ssim on seeds 0, 1; "
+        "tolerance 0.02)")
 
 
 def test_bad_input_exits_2_with_one_line(capsys, results, tmp_path):

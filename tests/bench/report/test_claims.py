@@ -242,3 +242,30 @@ def test_the_left_out_cells_of_a_whole_table_give_every_selection_the_values_it_
         for metric in ("ssim", "accuracy"):
             alone = _values(whole, selector, metric)
             assert alone.equals(_values(whole, selector, metric, left_out=left_out)) and len(alone) == 1
+
+
+def test_each_side_carries_its_attacks_seed_by_seed_convergence_at_the_budget_read():
+    from bench.report.convergence import CONVERGED, NOT_CONVERGED, UNKNOWN
+
+    def at(budget, defense, values):
+        return [CellRecord(Cell(defense=defense, defense_knobs={"cr": 8.0}, seed=s, attack="sdar",
+                                attack_knobs={"budget": budget}, **BASE), "ok", {"ssim": v}) for s, v in enumerate(values)]
+
+    records = [*at(1.0, "lightsplit-f", (0.30, 0.32)), *at(4.0, "lightsplit-f", (0.30, 0.33)),
+               *at(1.0, "topk", (0.60, 0.58)), *at(4.0, "topk", (0.60, 0.62))]  # top-K's seed 1 still gains 0.04
+    (verdict,) = verify(records_to_table(records), "cpu", [CLAIM])
+    assert verdict.status == HELD  # the verdict never changes the claim's status
+    assert [(label, c.verdict) for label, c in verdict.convergence] == [
+        ("lightsplit-f CR 8 / sdar", CONVERGED), ("topk CR 8 / sdar", NOT_CONVERGED)]
+    assert not verdict.on_converged_attacks and verdict.convergence_note().startswith("rests on an attack not converged: ")
+    flat = [r for r in records if r.cell.defense == "lightsplit-f" or r.cell.attack_params()["budget"] == 1.0]
+    flat += at(4.0, "topk", (0.60, 0.59))
+    (verdict,) = verify(records_to_table(flat), "cpu", [CLAIM])
+    assert verdict.on_converged_attacks and verdict.convergence_note().startswith("attacks converged: ")
+    (at_four,) = verify(records_to_table(records), "cpu", [CLAIM], attack_budget=4.0)  # the highest budget stored
+    assert {c.verdict for _, c in at_four.convergence} == {UNKNOWN}
+
+
+def test_a_claim_not_testable_or_on_the_victims_carries_no_convergence():
+    (verdict,) = verify(table({("lightsplit-f", 8.0, 0): (0.3, 0)}), "cpu", [CLAIM])
+    assert verdict.status == NOT_TESTABLE and verdict.convergence == () and verdict.convergence_note() == ""
