@@ -21,6 +21,7 @@ EXPECTED_CUTS = {
     "micronnet": {"l1h": (29, 16, 16), "l2h": (59, 8, 8)},
     "resnet18": {"l1h": (64, 8, 8), "l2h": (64, 8, 8)},
     "resnet50": {"l1h": (64, 8, 8)},
+    "mobilenet": {"l1": (32, 16, 16), "l2": (64, 16, 16), "l3": (128, 8, 8)},
     "har-mlp": {"d256": (256,)},
 }
 EXPECTED_D = {
@@ -29,8 +30,11 @@ EXPECTED_D = {
     ("resnet18", "l1h"): 4096,
     ("resnet18", "l2h"): 4096,
     ("resnet50", "l1h"): 4096,
+    ("mobilenet", "l2"): 16384,
     ("har-mlp", "d256"): 256,
 }
+# Victims a grid must name: the default of no dataset.
+NAMED_ONLY = {"mobilenet"}
 # Image and tabular victims; the per-token language models have their own tests (test_gpt2.py).
 VICTIM_CUTS = [(name, cut) for name in VICTIMS.names() if not VICTIMS.get(name).per_token for cut in VICTIMS.get(name).cuts]
 
@@ -59,7 +63,7 @@ def test_class_attributes(name: str) -> None:
     assert issubclass(victim_cls, Victim)
     assert victim_cls.cuts == EXPECTED_CUTS[name]
     assert victim_cls.default_cut in victim_cls.cuts
-    assert victim_cls.datasets
+    assert bool(victim_cls.datasets) == (name not in NAMED_ONLY)
     assert all(isinstance(n, int) for shape in victim_cls.cuts.values() for n in shape)
 
 
