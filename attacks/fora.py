@@ -12,11 +12,11 @@ from torch import Tensor, nn
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, config_for, scale_counts
 from attacks.decoder_nets import ConvImageDecoder, fit, predict
 from attacks.fora_config import CONFIGS, FORAConfig
-from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
+from attacks.fora_nets import ConvCritic, Substitute, gradient_penalty, substitute_head
 from attacks.mmd import mk_mmd
 from attacks.payload_moments import PayloadMomentTie
 from attacks.view import AttackerView, Capability
-from bench.attack_knobs import BUDGET, MOMENT_TIE
+from bench.attack_knobs import BUDGET, MOMENT_TIE, SUBSTITUTE
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import forked_rng, seeded_permutation
 from defenses.payload import values_of
@@ -119,8 +119,9 @@ class FORA(PassiveAttack):
     of a cut. Three phases on a snapshot of the targets' cut maps ``m = view.cut_map(z)`` (the paper's
     sequential description; the released code interleaves them with victim training):
 
-    1. Substitute ``s`` = a substitute head of a *different* architecture (:class:`SubstituteHead`)
-       followed by the attacker's copy of the defense (``view.defense_factory()``: public operations,
+    1. Substitute ``s`` = a substitute head of a *different* architecture (``FORAConfig.substitute``,
+       or the ``substitute`` knob: :class:`~attacks.fora_nets.SubstituteHead`, or the release's VGG-16-BN
+       client part :class:`~attacks.fora_nets.VGGSubstituteHead`) followed by the attacker's copy of the defense (``view.defense_factory()``: public operations,
        R, the DP clip and noise, the trained server half frozen, a fresh client half trained as part of
        ``s``), read through ``cut_map``; top-K runs straight-through (``attacker_encode``) so the whole
        map, not only the kept support, gets a gradient. Each iteration draws equal-size batches of
@@ -139,8 +140,12 @@ class FORA(PassiveAttack):
     Deviations from the released code (X1aoyangXu/FORA):
 
     * Sequential phases on a snapshot (above): the decoder sees a finished substitute.
-    * Networks at reduced scale (:mod:`attacks.fora_nets`); the critic reads the cut map of every
-      defense (released: the raw smashed data only).
+    * Networks: ``paper`` has the released substitute (VGG-16-BN, sized by the cut: ``[64, 64, M]``
+      at the release's MobileNet 64×16×16 cut, victim ``mobilenet`` cut ``l2``) and critic (128/256
+      wide, six blocks); ``smoke`` and ``cpu`` a two-conv substitute (knob ``substitute = "vgg"``:
+      the VGG form) and a reduced critic. The pseudo decoder is the suite's ``ConvImageDecoder``
+      (256 wide at ``paper``; released: ConvT(C→256, s2) + BN + LeakyReLU → Conv(256→3) + BN +
+      tanh). The critic reads the cut map of every defense (released: the raw smashed data only).
     * Substitute BatchNorm statistics are re-estimated on all aux images (cumulative average, no
       gradient) before the substitute is frozen; the decoder's pairs are then computed in eval
       mode (released: train-mode batch statistics). ``fora_mmd_*`` use the same recalibrated copies.
@@ -160,7 +165,15 @@ class FORA(PassiveAttack):
       SSIM 0.113 at ×1 and 0.070 at ×4 against the mean image's 0.130, and no better with the
       released VGG-style substitute, a 64-wide two-block critic or a substitute lr of 1e-3
       (``benchmarks/fora_variants.py``); the MK-MMD falls while the reconstructions do not
-      improve. Read FORA there as not run at a converged budget, not as a private defense.
+      improve. Read FORA there as not run at a converged budget, not as a private defense. At the
+      release's cut (MobileNet ``l2``, 64×16×16) with the VGG substitute, the cpu budget costs about
+      0.55 s per iteration on one thread (the 64-wide 32×32 convolutions dominate; a critic 32 or 64
+      wide with two blocks: 0.5–0.9 s; the released critic ≈ 2.6 s), so ``cpu`` keeps its critic and
+      1,000 iterations there: ~10 min per attack (``results/issue39-fora-released-cut``).
+    * The bench records every row's ``transfer_r2`` (:mod:`bench.run.transfer`, from the head named by
+      ``substitute_network``): how much of the victim head's maps a ridge regression from the
+      substitute's explains on held-out aux images, against the raw pixels' (the release logs a
+      substitute-to-victim feature MSE instead, also with the victim in hand).
 
     Diverged: :func:`fora_divergence` — a non-finite value, the MK-MMD on fixed samples not lower
     after training than before, or a critic gap beyond twice its 1-Lipschitz bound. The paper
@@ -193,7 +206,8 @@ class FORA(PassiveAttack):
             images, or a ``moment_tie`` out of [0, 100].
     """
 
-    knobs = (BUDGET, MOMENT_TIE)
+    knobs = (BUDGET, MOMENT_TIE, SUBSTITUTE)
+    substitute_network = "substitute_head"
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
@@ -201,12 +215,14 @@ class FORA(PassiveAttack):
 
     def __init__(
         self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0, moment_tie: float = 0.0,
-        config: FORAConfig | None = None,
+        substitute: str = "profile", config: FORAConfig | None = None,
     ) -> None:
         super().__init__(view=view, profile=profile, seed=seed, budget=budget)
         self.moment_tie = MOMENT_TIE.check(moment_tie)
         config = scale_counts(config_for("fora", self.configs, profile, config), self.budget, "iterations")
         config = dataclasses.replace(config, decoder=scale_counts(config.decoder, self.budget, "epochs"))
+        if SUBSTITUTE.check(substitute) != "profile":
+            config = dataclasses.replace(config, substitute=substitute)
         if len(view.cut_shape) != 3:
             raise ValueError(f"fora needs a (C, H, W) cut, got {view.cut_shape}")
         n_targets = len(values_of(view.targets.payloads)) if view.targets.payloads is not None else 0
@@ -218,13 +234,17 @@ class FORA(PassiveAttack):
         with forked_rng():
             torch.manual_seed(self.seed)
             self.substitute = Substitute(
-                SubstituteHead(view.input_shape, view.cut_shape, config.substitute_width), view.defense_factory()
+                substitute_head(config.substitute, view.input_shape, view.cut_shape, config.substitute_width),
+                view.defense_factory(),
             )
             self.critic = ConvCritic(view.cut_shape, config.critic_width, config.critic_blocks)
             self.decoder = ConvImageDecoder(view.cut_shape, view.input_shape, config.decoder.width)
 
     def networks(self) -> dict[str, nn.Module]:
-        """The substitute head, the critic and the pseudo decoder (the defense copy is not the attacker's)."""
+        """The substitute head, the critic and the pseudo decoder (the defense copy is not the attacker's).
+
+        After :meth:`run` the substitute head holds the BatchNorm statistics re-estimated on the aux
+        images, those its frozen copy used; in evaluation mode it maps images as the decoder's pairs did."""
         return {"substitute_head": self.substitute.head, "critic": self.critic, "decoder": self.decoder}
 
     def run(self) -> AttackOutput:
@@ -245,6 +265,7 @@ class FORA(PassiveAttack):
         mmd_initial = _mmd(maps_eval, self._frozen(aux).cut_map(aux_eval))
         mmd, gap, distance = self._transfer(maps, aux, generator)
         frozen = self._frozen(aux)
+        self.substitute.head.load_state_dict(frozen.head.state_dict())  # same weights; the re-estimated statistics
         mmd_final = _mmd(maps_eval, frozen.cut_map(aux_eval))
         history = self.history = FORAHistory(tuple(mmd), tuple(gap), tuple(distance), mmd_initial, mmd_final)
 

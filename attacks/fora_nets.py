@@ -3,10 +3,11 @@
 Every network reads or emits cut-shaped maps (:meth:`defenses.base.Defense.cut_map`), so one set of
 networks serves every defense of a cut.
 
-Shapes follow the reduced-scale suggestion of the research notes (§2.10) rather than the released
-CIFAR networks (``FORA/model.py``: a VGG-16-BN substitute against a MobileNet victim, a critic of
-six 256-channel residual blocks), so the attack runs on a 2-core CPU. What is kept is the role of
-each network: a substitute of a *different* architecture that ends at the cut shape, a critic
+Two substitute forms: :class:`SubstituteHead` follows the reduced-scale suggestion of the research
+notes (§2.10), so the attack runs on a 2-core CPU; :class:`VGGSubstituteHead` is the released one
+(``FORA/model.py``: VGG-16-BN blocks against a MobileNet victim), used by the ``paper`` profile. The
+critic takes the released layout at any width and depth (released: 128 wide, six 256-channel
+residual blocks). What is kept in every form is the role of each network: a substitute of a *different* architecture that ends at the cut shape, a critic
 without BatchNorm (gradient penalties are per sample), and a full-flatten per-sample penalty.
 """
 from __future__ import annotations
@@ -88,6 +89,68 @@ class SubstituteHead(nn.Module):
         if tuple(z.shape[-2:]) != self.cut_hw:
             z = F.adaptive_avg_pool2d(z, self.cut_hw)
         return self.out(z)
+
+
+class VGGSubstituteHead(nn.Module):
+    """The released substitute's form (VGG-16-BN client part, ``FORA/model.py`` ``vgg16(level)``),
+    sized by the cut: input ``(c, H, W)`` → cut ``(C, h, w)``.
+
+    ``k = max(0, ⌊log2(min(H/h, W/w))⌋)`` blocks of ``[Conv3×3 + BN + ReLU] × 2 → MaxPool2``, the
+    width doubling per block and the last block ``C`` wide (block ``i`` of ``k``: ``C / 2^(k−1−i)``,
+    at least 1); where the blocks do not end at the cut, a landing Conv + BN + ReLU closes the gap
+    (kernel and padding as in :class:`SubstituteHead`, an adaptive average pool where none lands).
+    At the release's cuts this is its layout exactly: CIFAR 32×32 → (32, 16, 16) ``[32, 32, M]``,
+    → (64, 16, 16) ``[64, 64, M]``, → (128, 8, 8) ``[64, 64, M, 128, 128, M]``. Unlike the victim
+    MobileNet (strided depthwise convolutions, no pooling), as the release intends.
+
+    Args:
+        input_shape: ``(c, H, W)`` of the images.
+        cut_shape: ``(C, h, w)`` of the victim's cut activation.
+
+    Raises:
+        ValueError: unless both shapes are ``(C, H, W)``.
+    """
+
+    def __init__(self, input_shape: tuple[int, ...], cut_shape: tuple[int, ...]) -> None:
+        super().__init__()
+        if len(input_shape) != 3 or len(cut_shape) != 3:
+            raise ValueError(f"FORA substitute: need (C, H, W) input and cut shapes, got {input_shape}, {cut_shape}")
+        self.cut_hw = tuple(cut_shape[1:])
+        factor = min(input_shape[1] / cut_shape[1], input_shape[2] / cut_shape[2])
+        n_blocks = max(0, math.floor(math.log2(factor))) if factor >= 1 else 0
+        layers: list[nn.Module] = []
+        channels, hw = input_shape[0], tuple(input_shape[1:])
+        for i in range(n_blocks):
+            width = max(1, cut_shape[0] // 2 ** (n_blocks - 1 - i))
+            layers += [nn.Conv2d(channels, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(),
+                       nn.Conv2d(width, width, 3, padding=1), nn.BatchNorm2d(width), nn.ReLU(), nn.MaxPool2d(2)]
+            channels, hw = width, tuple(n // 2 for n in hw)
+        if channels != cut_shape[0] or hw != self.cut_hw:
+            layers += [_landing_conv(channels, cut_shape[0], 1, hw, self.cut_hw), nn.BatchNorm2d(cut_shape[0]), nn.ReLU()]
+        self.body = nn.Sequential(*layers)
+
+    def forward(self, x: Tensor) -> Tensor:
+        z = self.body(x)
+        if tuple(z.shape[-2:]) != self.cut_hw:
+            z = F.adaptive_avg_pool2d(z, self.cut_hw)
+        return z
+
+
+SUBSTITUTE_FORMS = ("conv", "vgg")  # FORAConfig.substitute: SubstituteHead, VGGSubstituteHead
+
+
+def substitute_head(form: str, input_shape: tuple[int, ...], cut_shape: tuple[int, ...], width: int) -> nn.Module:
+    """The substitute head of ``form`` (``conv``: :class:`SubstituteHead` of ``width``; ``vgg``:
+    :class:`VGGSubstituteHead`, sized by the cut).
+
+    Raises:
+        ValueError: for an unknown form or shapes the head cannot take.
+    """
+    if form == "conv":
+        return SubstituteHead(input_shape, cut_shape, width)
+    if form == "vgg":
+        return VGGSubstituteHead(input_shape, cut_shape)
+    raise ValueError(f"FORA substitute: form must be one of {', '.join(SUBSTITUTE_FORMS)}, got '{form}'")
 
 
 class Substitute(AttackerClientPath):

@@ -254,3 +254,23 @@ def test_divergence_criterion():
     assert "Lipschitz" in fora_divergence(exploded) and fora_diverged(exploded)
     assert not fora_diverged(exploded, lipschitz_slack=100.0)
     assert fora_diverged(exploded, window=0.5)
+
+
+def test_the_substitute_knob_picks_the_form_and_the_bench_can_find_it(digits):
+    from attacks.fora_nets import VGGSubstituteHead
+
+    view, _ = trained_view(digits)
+    forms = {s: type(FORA(view=view, profile="smoke", substitute=s).networks()[FORA.substitute_network])
+             for s in ("profile", "conv", "vgg")}
+    assert forms == {"profile": SubstituteHead, "conv": SubstituteHead, "vgg": VGGSubstituteHead}
+    with pytest.raises(ValueError, match="substitute must be one of"):
+        FORA(view=view, profile="smoke", substitute="resnet")
+
+
+def test_after_run_the_substitute_head_holds_the_statistics_its_decoder_pairs_used(digits):
+    view, _ = trained_view(digits)
+    attack = FORA(view=view, profile="smoke")
+    attack.run()
+    frozen = attack._frozen(view.aux.inputs.float())
+    head = attack.networks()["substitute_head"]
+    assert all(torch.equal(a, b) for a, b in zip(head.state_dict().values(), frozen.head.state_dict().values()))
