@@ -104,7 +104,11 @@ class Attack(ABC):
     :func:`undeclared_facts`): ``kinds`` (the data kinds it applies to: ``image``, ``tabular``),
     ``headline_metric`` (the one number its leaderboard cells and convergence test quote) and
     ``configs`` (its configuration per profile, one dataclass each; empty for an attack without
-    settings). They implement :meth:`run`. Its display name is the reports' (the paper's name,
+    settings). An attack that trains a stand-in for the client's head names it in
+    ``substitute_network`` (a key of :meth:`networks`: a module from images to cut-shaped maps,
+    ready in evaluation mode after :meth:`run`); the bench scores how well it transfers to the
+    victim's head with ground truth the attack never sees (:mod:`bench.run.transfer`). They
+    implement :meth:`run`. Its display name is the reports' (the paper's name,
     :data:`bench.report.labels.ATTACK_LABELS`), which name attacks a results folder lacks without
     importing torch.
 
@@ -125,6 +129,7 @@ class Attack(ABC):
     configs: ClassVar[Mapping[str, Any]]
     scorings: ClassVar[tuple[Scoring, ...]] = (Scoring.AS_RETURNED,)
     knobs: ClassVar[tuple[Knob, ...]] = (BUDGET,)
+    substitute_network: ClassVar[str | None] = None
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
         self.profile = profile

@@ -94,7 +94,9 @@ def run_attack_cell(
     """Metrics of one attack cell: the victim's utility, then the attack's scores.
 
     The attack's contract decides which run it meets (:meth:`attacks.base.Attack.meet_victim`); the
-    view grants exactly what the attack declares it requires. LPIPS reads its AlexNet trunk from
+    view grants exactly what the attack declares it requires. An attack that names a
+    ``substitute_network`` also gets the R² of its transfer to the victim's head
+    (:mod:`bench.run.transfer`), after ``attack_seconds`` is taken. LPIPS reads its AlexNet trunk from
     ``lpips_weights`` (default: torchvision's cached copy).
     """
     attack_cls = ATTACKS.get(cell.attack)
@@ -122,6 +124,14 @@ def run_attack_cell(
             save_reconstruction_grid(artifacts_dir / f"{cell.id}.png", truth.x[index], output.reconstructions)
     metrics["attack_seconds"] = time.perf_counter() - runs.attack_started
     metrics["diverged"] = float(output.diverged)
+    if attack_cls.substitute_network is not None:  # ground truth the attack never saw: scored here
+        from bench.run.transfer import substitute_transfer
+
+        transfer, transfer_notes = substitute_transfer(
+            attack.networks()[attack_cls.substitute_network], trained.model.head_of(0), data.nonmembers.x
+        )
+        metrics.update(transfer)
+        notes.update(transfer_notes)
     return metrics, notes
 
 
