@@ -201,7 +201,8 @@ def convergence_text(verdict: dict) -> str:
     seeds = ", ".join(str(g["seed"]) for g in verdict["seeds"])
     allowed = ", ".join(dict.fromkeys(f"{g['tolerance']:.3g}" for g in verdict["seeds"]))
     unpaired = f"; {verdict['unpaired']} without ×{verdict['larger']:g}" if verdict["unpaired"] else ""
-    return f"{verdict['verdict']} (×{verdict['larger']:g} gains {gains} on seeds {seeds}; tolerance {allowed}{unpaired})"
+    plural = "s" * (len(verdict["seeds"]) != 1)
+    return f"{verdict['verdict']} (×{verdict['larger']:g} gains {gains} on seed{plural} {seeds}; tolerance {allowed}{unpaired})"
 
 
 def attack_rows(entries: list[dict], attack: str, *, defaults: dict | None = None) -> list[dict[str, Cell]]:
