@@ -27,6 +27,8 @@ class SDARConfig:
         dropout: discriminators' dropout before the logit (released: 0.4).
         embedding_dim: label embedding width in vanilla SL (released: 50).
         window: steps averaged for the reported scores and the divergence check.
+        buffer_samples: recently observed cut maps kept for the iterations past one per step
+            (:class:`~attacks.observed_payloads.ObservedPayloads`).
     """
 
     decoder_low: tuple[int, ...]
@@ -44,6 +46,7 @@ class SDARConfig:
     dropout: float = 0.4
     embedding_dim: int = 50
     window: int = 50
+    buffer_samples: int = 4096
 
     def __post_init__(self) -> None:
         layers = self.e_dis_layers + self.d_dis_layers
@@ -55,24 +58,25 @@ class SDARConfig:
             and 0 <= self.lambda1 <= 1 and 0 <= self.lambda2 <= 1
             and 0 <= self.flip_rate < 1 and 0 <= self.dropout < 1
             and all(0 < lr <= 1 for lr in (self.e_lr, self.d_lr, self.hs_lr))
-            and self.adam_eps > 0 and self.embedding_dim >= 1 and self.window >= 1
+            and self.adam_eps > 0 and self.embedding_dim >= 1 and self.window >= 1 and self.buffer_samples >= 1
         )
         if not ok:
             raise ValueError(
                 f"sdar: invalid configuration {self} (every network needs a layer; widths >= 1; strides 1 or 2; "
                 "lambdas in [0, 1]; flip_rate and dropout in [0, 1); learning rates in (0, 1]; adam_eps > 0; "
-                "embedding_dim and window >= 1)"
+                "embedding_dim, window and buffer_samples >= 1)"
             )
 
 
 CONFIGS: dict[str, SDARConfig] = {
     "smoke": SDARConfig(decoder_low=(4,), decoder_high=(), e_dis_layers=((4, 2),), e_dis_widths=(8,),
-                        d_dis_layers=((4, 2),), window=4),
+                        d_dis_layers=((4, 2),), window=4, buffer_samples=256),
     # Research notes §1.11 with narrower image-side layers, sized for ~940 observed steps (MnistNet split-2).
     "cpu": SDARConfig(decoder_low=(32, 8), decoder_high=(), e_dis_layers=((32, 2), (64, 2)), e_dis_widths=(64, 64),
                       d_dis_layers=((16, 2), (32, 2))),
     # Published widths (L4–L6 e_dis, d_dis, L4 decoder) and the ResNet CIFAR-10 USL weights.
     "paper": SDARConfig(lambda1=0.02, flip_rate=0.2, decoder_low=(), decoder_high=(32, 16, 16, 16),
                         e_dis_layers=((64, 1), (128, 2), (256, 1), (256, 1), (256, 1), (256, 2)),
-                        e_dis_widths=(256, 256, 256), d_dis_layers=((64, 1), (128, 2), (128, 2), (256, 2))),
+                        e_dis_widths=(256, 256, 256), d_dis_layers=((64, 1), (128, 2), (128, 2), (256, 2)),
+                        buffer_samples=8192),
 }

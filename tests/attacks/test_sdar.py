@@ -138,6 +138,28 @@ def test_the_payload_discriminator_reads_cut_maps_whatever_the_defense(digits):
         assert attack.nets["e_dis"].body[0].in_channels == attack.view.cut_shape[0]
 
 
+def test_iterations_past_one_a_step_read_fresh_draws_of_what_was_observed(digits):
+    # At budget 4 each step's first iteration reads its own payload and the other three read draws
+    # from the observed buffer: never the step's batch again (the critic memorised a batch it was
+    # shown k times in a row: issue 39).
+    cell = make_cell()
+    attack = pre_training_attack(cell, digits, budget=4.0)
+    seen, iterate = [], attack._iterate
+
+    def spy(view, real, y_real, *, current):
+        with torch.no_grad():
+            step_real = view.server.defense.cut_map(view.payload)
+        seen.append((current, torch.equal(real, step_real), real.shape))
+        iterate(view, real, y_real, current=current)
+
+    attack._iterate = spy
+    train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
+    assert len(seen) == 16 and [s[0] for s in seen] == [True, False, False, False] * 4
+    assert all(same for current, same, _ in seen if current)
+    assert not any(same for current, same, _ in seen if not current)
+    assert len({shape for *_, shape in seen}) == 1 and len(attack.observed) == 4 * PROFILE.batch_size
+
+
 def test_reconstructions_beat_the_mean_image(digits):
     # Easy case: raw payloads of a smoke victim trained 25 epochs (100 steps), 4 SDAR iterations per
     # step (400). Floor: the mean aux image for every target. Seen: 0.57× the floor (200 iterations:
