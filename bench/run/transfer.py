@@ -30,6 +30,7 @@ import torch
 from torch import Tensor, nn
 
 from bench.profiles import INFERENCE_BATCH_SIZE
+from bench.run.device import seeded_permutation
 
 FIT_SIZE = 1000  # images per half (fit, score) at most
 ALPHAS = (1e-4, 1e-3, 1e-2, 1e-1, 1.0, 10.0)  # relative to the kernel's mean diagonal, 1 after _scale
@@ -115,8 +116,8 @@ def substitute_transfer(
     n = min(len(aux) // 2, fit_size)
     if n < 2:
         return {k: None for k in NOTES}, {"transfer_r2": f"too few aux images ({len(aux)}) to fit and score"}
-    order = torch.randperm(len(aux), generator=torch.Generator().manual_seed(SPLIT_SEED))
-    fit, score = aux[order[:n].to(aux.device)], aux[order[n : 2 * n].to(aux.device)]
+    order = seeded_permutation(len(aux), torch.Generator().manual_seed(SPLIT_SEED), device=aux.device)
+    fit, score = aux[order[:n]], aux[order[n : 2 * n]]
     victim_fit, victim_score = _maps(victim_head, fit), _maps(victim_head, score)
     substitute_r2 = ridge_r2(_maps(substitute, fit), victim_fit, _maps(substitute, score), victim_score)
     pixels_r2 = ridge_r2(fit.flatten(1).double().cpu(), victim_fit, score.flatten(1).double().cpu(), victim_score)
