@@ -57,6 +57,10 @@ class FORAConfig:
 CONFIGS: dict[str, FORAConfig] = {
     "smoke": FORAConfig(iterations=4, decoder=DecoderConfig(epochs=1, lr=1e-3, width=16), critic_width=8, eval_size=64),
     # MnistNet split-2 on MNIST (2,000 aux images): see FORA's docstring for the measured wall time.
+    # Budget (issue 39, seed-by-seed rule): not converged at ×1 nor ×4 on raw MNIST seed 0 (×4 gains
+    # 0.106 SSIM, ×16 0.058 more: results/issue12-convergence), so Table III runs at ×16, the largest
+    # measured; unstable at ×1 on CIFAR-10 (JPEG) L2H (×4 falls 0.043), where the substitute does not
+    # transfer (results/issue39-fora-released-cut).
     "cpu": FORAConfig(iterations=1000, decoder=DecoderConfig(epochs=40, lr=1e-3, width=32), critic_width=16),
     # Released: 40,000 iterations of batch 64; the decoder took one step per iteration, i.e. 40,000 × 64
     # samples = 512 passes over 5,000 aux images. The VGG-16-BN substitute, the critic 128/256 wide with

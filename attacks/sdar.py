@@ -60,6 +60,7 @@ def sdar_diverged(
 
 # What each SDAR iteration records on the device, in order (read back in one transfer).
 DEVICE_RECORDS = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss")
+SNAPSHOT = ("e", "hs", "d")  # the networks a collapsed run is decoded with, from its last healthy window
 
 @ATTACKS.register("sdar")
 class SDAR(CotrainAttack):
@@ -85,7 +86,12 @@ class SDAR(CotrainAttack):
     evaluation mode without parameter gradients (flags restored exactly), the attack draws
     randomness from its own generator and seeds (inside its own forked RNG).
 
-    Diverged: :func:`sdar_diverged` over the per-step e_dis losses and simulated-tail accuracies.
+    Diverged: :func:`sdar_diverged` over the per-step e_dis losses and simulated-tail accuracies. A run
+    that collapses after a healthy window (raw MNIST at ×16 seed 0: its critic wins outright, with
+    fresh draws as with a repeated batch) is decoded with the simulator, tail and decoder saved at its
+    last healthy window: the attacker watches its own critic, so it stops where a real attacker would
+    (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations behind them). Only a run with no
+    healthy window is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 
@@ -187,6 +193,7 @@ class SDAR(CotrainAttack):
         self._client_accuracy = DeviceLog()  # conditional runs: the client tail's label accuracy
         self._timings: dict[str, list[float]] = {"ms": [], "cpu_ms": []}
         self.steps_seen = 0
+        self.healthy: tuple[int, dict[str, dict[str, Tensor]]] | None = None  # (iterations, SNAPSHOT nets' states)
         self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
         self._build(conditional=False)
 
@@ -254,6 +261,17 @@ class SDAR(CotrainAttack):
                 self._iterate(view, maps, labels, current=i == 0)
             self._timings["ms"].append(1e3 * (time.perf_counter() - started))
             self._timings["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
+            if len(self._timings["ms"]) % self.config.window == 0:
+                self._keep_if_healthy()
+
+    def _keep_if_healthy(self) -> None:
+        """Snapshot ``e``, ``hs`` and ``d`` when the last window of iterations shows no collapse
+        (:func:`sdar_diverged` on that window): what :meth:`run` decodes with if the run collapses later."""
+        rows, w = self._records.rows(), self.config.window
+        if sdar_diverged([r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]], self.view.num_classes, window=w):
+            return
+        self.healthy = (len(rows), {name: {k: v.detach().clone() for k, v in self.nets[name].state_dict().items()}
+                                    for name in SNAPSHOT})
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
@@ -317,6 +335,12 @@ class SDAR(CotrainAttack):
         payloads = self.view.targets.payloads
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("sdar: the view holds no target payloads")
+        h, w = self.history, self.config.window
+        collapsed = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
+        restored = collapsed and self.healthy is not None
+        if restored:
+            for name, state in self.healthy[1].items():
+                self.nets[name].load_state_dict(state)
         self.nets.eval()
         maps, labels = self.view.cut_map(payloads), self.view.targets.labels
         if self.conditional and labels is None:  # the view holds no target labels: hs's predictions
@@ -326,7 +350,6 @@ class SDAR(CotrainAttack):
         parts = [self.nets["d"](maps[i:i + batch_size], labels[i:i + batch_size] if self.conditional else None)
                  for i in range(0, len(maps), batch_size)]
         recon = torch.nan_to_num(torch.cat(parts), nan=0.0).clamp(0.0, 1.0)
-        h, w = self.history, self.config.window
         tail = lambda key: sum(h[key][-w:]) / len(h[key][-w:]) if h[key] else None  # noqa: E731
         scores = {
             "sdar_e_dis_loss": h["e_dis_loss"][-1], "sdar_e_dis_loss_window": tail("e_dis_loss"),
@@ -334,12 +357,15 @@ class SDAR(CotrainAttack):
             "sdar_decoder_mse": tail("decoder_mse"), "sdar_d_dis_loss": h["d_dis_loss"][-1],
             "sdar_client_label_acc": tail("client_label_acc"), "sdar_iterations": float(len(h["ms"])),
             "sdar_step_ms": sum(h["ms"]) / len(h["ms"]), "sdar_step_cpu_ms": sum(h["cpu_ms"]) / len(h["cpu_ms"]),
-            "sdar_buffer_samples": float(len(self.observed)),
+            "sdar_buffer_samples": float(len(self.observed)), "sdar_collapsed": float(collapsed),
+            "sdar_decoded_at": float(self.healthy[0] if restored else len(h["ms"])),
         }
         notes = {
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
             "sdar_decoder_mse": f"decoder MSE on the simulator's aux features (training mode), last {w} steps",
             "sdar_buffer_samples": "observed cut maps held for the iterations past one a step",
+            "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the run "
+                               "collapsed (sdar_collapsed) and its last healthy snapshot decoded)",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
         }
         if self.moment_tie > 0:
@@ -347,7 +373,7 @@ class SDAR(CotrainAttack):
             notes["sdar_tie_floored"] = "moment tie: mean share of cut-map elements whose spread was floored"
         if scores["sdar_client_label_acc"] is None:
             notes["sdar_client_label_acc"] = "U-shaped SL: the server sees no client labels"
-        diverged = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
+        diverged = collapsed and not restored  # a collapse with no healthy snapshot to fall back on
         if min(len(maps), len(self.aux_x)) >= MIN_SAMPLES:  # a diagnostic never stops the attack
             simulate = lambda x: self.view.cut_map(self.nets["e"](x))  # noqa: E731
             scores.update(simulator_gap(simulate=simulate, target_maps=maps, reconstructions=recon,

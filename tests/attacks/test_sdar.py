@@ -201,6 +201,34 @@ def test_divergence_on_a_forced_collapse_and_not_on_healthy_runs():
     assert not sdar_diverged([], [], 10)
 
 
+def test_a_collapsed_run_decodes_with_its_last_healthy_snapshot(digits):
+    # SDAR on raw MNIST at ×16 seed 0 collapses whatever feeds its critic (issue 39): the attacker sees
+    # its own critic win and falls back on the networks of its last healthy window.
+    cell = make_cell()
+    attack = pre_training_attack(cell, digits)
+    trained = train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
+    view, _ = build_view(cell=cell, model=trained.model, data=digits, client_indices=trained.client_indices,
+                         granted=SDAR.requires, n_targets=16)
+    attack.update_view(view)
+    window = attack.config.window
+    assert attack.healthy is not None and attack.healthy[0] == 4  # the smoke window: 4 iterations
+    healthy = attack.run()
+    assert healthy.scores["sdar_collapsed"] == 0.0 and healthy.scores["sdar_decoded_at"] == 4
+    for _ in range(window):  # the critic wins outright: e_dis loss 0
+        attack._records.append(*(torch.tensor(v) for v in (0.0, 0.5, 0.9, 0.01, 1.4)))
+        attack._timings["ms"].append(1.0)
+        attack._timings["cpu_ms"].append(1.0)
+    with torch.no_grad():
+        for p in attack.nets["d"].parameters():
+            p.add_(1.0)  # what the collapse did to the decoder
+    restored = attack.run()
+    assert restored.scores["sdar_collapsed"] == 1.0 and not restored.diverged
+    assert restored.scores["sdar_decoded_at"] == 4 and restored.scores["sdar_iterations"] == 4 + window
+    assert torch.equal(restored.reconstructions, healthy.reconstructions)
+    attack.healthy = None  # a run that collapsed before any healthy window
+    assert attack.run().diverged
+
+
 def test_construction_needs_aux_data(digits):
     cell = make_cell()
     with pytest.raises(MissingCapabilityError, match="aux_data"):
