@@ -121,9 +121,10 @@ class FORA(PassiveAttack):
 
     1. Substitute ``s`` = a substitute head of a *different* architecture (``FORAConfig.substitute``,
        or the ``substitute`` knob: :class:`~attacks.fora_nets.SubstituteHead`, or the release's VGG-16-BN
-       client part :class:`~attacks.fora_nets.VGGSubstituteHead`) followed by the attacker's copy of the defense (``view.defense_factory()``: public operations,
-       R, the DP clip and noise, the trained server half frozen, a fresh client half trained as part of
-       ``s``), read through ``cut_map``; top-K runs straight-through (``attacker_encode``) so the whole
+       client part :class:`~attacks.fora_nets.VGGSubstituteHead`) followed by the attacker's copy of
+       the defense (``view.defense_factory()``: public operations, R, the DP clip and noise, the
+       trained server half frozen, a fresh client half trained as part of ``s``), read through
+       ``cut_map``; top-K runs straight-through (``attacker_encode``) so the whole
        map, not only the kept support, gets a gradient. Each iteration draws equal-size batches of
        ``m`` and of aux images ``x_a`` with the attack's own generator, then
        (a) steps ``s`` on ``(1 − a)·mean D(s(x_a)) + a·MKMMD(m, s(x_a))``, the MK-MMD on the same cut

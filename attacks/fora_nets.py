@@ -7,8 +7,9 @@ Two substitute forms: :class:`SubstituteHead` follows the reduced-scale suggesti
 notes (§2.10), so the attack runs on a 2-core CPU; :class:`VGGSubstituteHead` is the released one
 (``FORA/model.py``: VGG-16-BN blocks against a MobileNet victim), used by the ``paper`` profile. The
 critic takes the released layout at any width and depth (released: 128 wide, six 256-channel
-residual blocks). What is kept in every form is the role of each network: a substitute of a *different* architecture that ends at the cut shape, a critic
-without BatchNorm (gradient penalties are per sample), and a full-flatten per-sample penalty.
+residual blocks). What is kept in every form is the role of each network: a substitute of a
+*different* architecture that ends at the cut shape, a critic without BatchNorm (gradient penalties
+are per sample), and a full-flatten per-sample penalty.
 """
 from __future__ import annotations
 

@@ -18,6 +18,7 @@ import time
 
 import torch
 
+import victims  # noqa: F401  (registers every victim)
 from attacks.base import scale_counts
 from attacks.decoder_nets import DECODER_CONFIGS, fit, predict
 from attacks.decoders import image_decoder
@@ -29,7 +30,6 @@ from bench.profiles import get_profile
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
 from bench.run.training import initial_model, train_victim
-import victims  # noqa: F401  (registers every victim)
 from victims.base import VICTIMS, default_victim
 
 
