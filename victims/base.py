@@ -7,8 +7,10 @@ whole model.
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import torch
 from torch import nn
 
 from bench.registry import Registry
@@ -68,6 +70,22 @@ class Victim(ABC):
 
 
 VICTIMS: Registry[type[Victim]] = Registry("victim")
+
+
+def dry_run_shape(victim: str, head: Callable[[int], nn.Module], input_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """Per-sample output shape of ``head(in_channels)`` on ``input_shape``, from a dry run on meta tensors
+    (shapes only: no memory, no compute, no draw from the global RNG).
+
+    Raises:
+        ValueError: for an input that is not ``(C, H, W)`` or that the layers cannot take (named after ``victim``).
+    """
+    if len(input_shape) != 3:
+        raise ValueError(f"{victim} needs a (C, H, W) input shape, got {input_shape}")
+    with torch.device("meta"):
+        try:
+            return tuple(head(input_shape[0])(torch.empty(1, *input_shape)).shape[1:])
+        except RuntimeError as err:
+            raise ValueError(f"{victim} cannot take input shape {input_shape}: {err}") from None
 
 
 def default_victim(dataset: str) -> str:

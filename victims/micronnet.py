@@ -34,10 +34,9 @@ from __future__ import annotations
 import math
 from collections import OrderedDict
 
-import torch
 from torch import nn
 
-from victims.base import VICTIMS, SplitParts, Victim
+from victims.base import VICTIMS, SplitParts, Victim, dry_run_shape
 
 _DEFAULT_INPUT = (3, 32, 32)
 _HIDDEN = 300
@@ -71,20 +70,8 @@ def _features(in_channels: int) -> list[tuple[str, nn.Module]]:
 
 
 def _shape_after(depth: int, input_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Per-sample shape after the first ``depth`` feature layers, from a dry run on meta tensors.
-
-    Raises:
-        ValueError: for an input that is not ``(C, H, W)`` or that the layers cannot take.
-    """
-    if len(input_shape) != 3:
-        raise ValueError(f"micronnet needs a (C, H, W) input shape, got {input_shape}")
-    # Meta tensors carry shapes only: no memory, no compute, no draw from the global RNG.
-    with torch.device("meta"):
-        layers = nn.Sequential(OrderedDict(_features(input_shape[0])[:depth]))
-        try:
-            return tuple(layers(torch.empty(1, *input_shape)).shape[1:])
-        except RuntimeError as err:
-            raise ValueError(f"micronnet cannot take input shape {input_shape}: {err}") from None
+    """Per-sample shape after the first ``depth`` feature layers (:func:`~victims.base.dry_run_shape`)."""
+    return dry_run_shape("micronnet", lambda c: nn.Sequential(OrderedDict(_features(c)[:depth])), input_shape)
 
 
 @VICTIMS.register("micronnet")

@@ -21,10 +21,9 @@ Learning", CVPR 2024 (victim of the released code, level 2); Howard et al., "Mob
 """
 from __future__ import annotations
 
-import torch
 from torch import nn
 
-from victims.base import VICTIMS, SplitParts, Victim
+from victims.base import VICTIMS, SplitParts, Victim, dry_run_shape
 
 _DEFAULT_INPUT = (3, 32, 32)
 # (out channels, stride) of each layer after conv_bn(3→32, s2): the released cfg.
@@ -55,22 +54,6 @@ def _layers(in_channels: int) -> list[nn.Module]:
     return layers
 
 
-def _cut_shape(cut: str, input_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Per-sample head output shape at ``cut``, from a dry run on meta tensors.
-
-    Raises:
-        ValueError: for an input that is not ``(C, H, W)`` or that the network cannot take.
-    """
-    if len(input_shape) != 3:
-        raise ValueError(f"mobilenet needs a (C, H, W) input shape, got {input_shape}")
-    with torch.device("meta"):
-        try:
-            layers = _layers(input_shape[0])
-            return tuple(nn.Sequential(*layers)[: _HEAD_DEPTH[cut]](torch.empty(1, *input_shape)).shape[1:])
-        except RuntimeError as err:
-            raise ValueError(f"mobilenet cannot take input shape {input_shape}: {err}") from None
-
-
 @VICTIMS.register("mobilenet")
 class MobileNet(Victim):
     """FORA's released CIFAR MobileNet; cut after its first one, two or four layers."""
@@ -92,7 +75,7 @@ class MobileNet(Victim):
             ValueError: for an unknown cut or an input shape the network cannot take.
         """
         self.check_cut(cut)
-        cut_shape = _cut_shape(cut, input_shape)
+        cut_shape = dry_run_shape("mobilenet", lambda c: nn.Sequential(*_layers(c)[: _HEAD_DEPTH[cut]]), input_shape)
         layers, depth = _layers(input_shape[0]), _HEAD_DEPTH[cut]
         return SplitParts(
             head=nn.Sequential(*layers[:depth]),

@@ -34,10 +34,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import torch
 from torch import nn
 
-from victims.base import VICTIMS, SplitParts, Victim
+from victims.base import VICTIMS, SplitParts, Victim, dry_run_shape
 
 _DEFAULT_INPUT = (3, 32, 32)
 _CUT_CHANNELS = 64
@@ -96,22 +95,6 @@ def _backbone(cut: str) -> nn.Sequential:
     return nn.Sequential(OrderedDict(layers))
 
 
-def _cut_shape(cut: str, input_shape: tuple[int, ...]) -> tuple[int, ...]:
-    """Per-sample head output shape at ``cut``, from a dry run on meta tensors.
-
-    Raises:
-        ValueError: for an input that is not ``(C, H, W)`` or that the head cannot take.
-    """
-    if len(input_shape) != 3:
-        raise ValueError(f"resnet18 needs a (C, H, W) input shape, got {input_shape}")
-    # Meta tensors carry shapes only: no memory, no compute, no draw from the global RNG.
-    with torch.device("meta"):
-        try:
-            return tuple(_head(cut, input_shape[0])(torch.empty(1, *input_shape)).shape[1:])
-        except RuntimeError as err:
-            raise ValueError(f"resnet18 cannot take input shape {input_shape}: {err}") from None
-
-
 @VICTIMS.register("resnet18")
 class ResNet18(Victim):
     """CIFAR ResNet-18 whose heads end in an 8×8×64 map (d = 4096) at both cuts."""
@@ -133,7 +116,7 @@ class ResNet18(Victim):
             ValueError: for an unknown cut or an input shape the network cannot take.
         """
         self.check_cut(cut)
-        cut_shape = _cut_shape(cut, input_shape)
+        cut_shape = dry_run_shape("resnet18", lambda c: _head(cut, c), input_shape)
         tail = [
             ("avgpool", nn.AdaptiveAvgPool2d(1)),
             ("flatten", nn.Flatten(1)),

@@ -27,10 +27,9 @@ from __future__ import annotations
 
 from collections import OrderedDict
 
-import torch
 from torch import nn
 
-from victims.base import VICTIMS, SplitParts, Victim
+from victims.base import VICTIMS, SplitParts, Victim, dry_run_shape
 
 _DEFAULT_INPUT = (1, 28, 28)
 _WIDTH = (32, 32, 64, 64)
@@ -64,14 +63,9 @@ def _cut_shape(cut: str, input_shape: tuple[int, ...]) -> tuple[int, ...]:
     Raises:
         ValueError: for an input that is not ``(C, H, W)`` or is too small for the two pools.
     """
-    if len(input_shape) != 3:
-        raise ValueError(f"simplecnn needs a (C, H, W) input shape, got {input_shape}")
-    if min(input_shape[1:]) < 4:
+    if len(input_shape) == 3 and min(input_shape[1:]) < 4:
         raise ValueError(f"simplecnn needs H, W >= 4 for its two 2x2 pools, got {input_shape}")
-    # Meta tensors carry shapes only: no memory, no compute, no draw from the global RNG.
-    with torch.device("meta"):
-        head = nn.Sequential(OrderedDict(_features(input_shape[0])[: _HEAD_DEPTH[cut]]))
-        return tuple(head(torch.empty(1, *input_shape)).shape[1:])
+    return dry_run_shape("simplecnn", lambda c: nn.Sequential(OrderedDict(_features(c)[: _HEAD_DEPTH[cut]])), input_shape)
 
 
 @VICTIMS.register("simplecnn")
