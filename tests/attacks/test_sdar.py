@@ -33,6 +33,15 @@ def pre_training_attack(cell, data, granted=SDAR.requires, **kwargs):
     return SDAR(view=view, profile="smoke", seed=cell.seed, **kwargs)
 
 
+def watched(cell, data, attack, n_targets, profile=PROFILE, **train_kwargs):
+    """Train the victim with ``attack`` watching, hand it the trained view; the view and its truth."""
+    trained = train_victim(cell, data=data, profile=profile, observers=[attack], **train_kwargs)
+    view, truth = build_view(cell=cell, model=trained.model, data=data, client_indices=trained.client_indices,
+                             granted=SDAR.requires, n_targets=n_targets)
+    attack.update_view(view)
+    return view, truth
+
+
 DEFENSES = [("raw", {}), ("lightsplit-f+dp", {"cr": 8.0, "sigma": 0.02}), ("lightsplit-l", {"cr": 8.0})]
 
 
@@ -118,10 +127,7 @@ def test_end_to_end_attack_cell(digits, tmp_path, defense, params, protocol):
 def test_reconstructions_lie_in_the_unit_interval_and_learning_lowers_the_decoder_loss(digits):
     cell = make_cell()
     attack = pre_training_attack(cell, digits)
-    trained = train_victim(cell, data=digits, profile=PROFILE, observers=[attack], epochs=6)
-    view, truth = build_view(cell=cell, model=trained.model, data=digits, client_indices=trained.client_indices,
-                             granted=SDAR.requires, n_targets=16)
-    attack.update_view(view)
+    _, truth = watched(cell, digits, attack, 16, epochs=6)
     out = attack.run()
     assert out.reconstructions.shape == truth.x.shape
     assert out.reconstructions.min() >= 0 and out.reconstructions.max() <= 1
@@ -167,10 +173,7 @@ def test_reconstructions_beat_the_mean_image(digits):
     # an SDAR returning the mean aux image scores 1.0×.
     cell = make_cell()
     attack = pre_training_attack(cell, digits, budget=4.0)
-    victim = train_victim(cell, data=digits, profile=dataclasses.replace(PROFILE, epochs=25), observers=[attack])
-    view, truth = build_view(cell=cell, model=victim.model, data=digits, client_indices=victim.client_indices,
-                             granted=SDAR.requires, n_targets=PROFILE.targets)
-    attack.update_view(view)
+    view, truth = watched(cell, digits, attack, PROFILE.targets, profile=dataclasses.replace(PROFILE, epochs=25))
     out = attack.run()
     floor = float(((view.aux.inputs.mean(0, keepdim=True) - truth.x) ** 2).mean())
     mse = float(((out.reconstructions - truth.x) ** 2).mean())
@@ -206,10 +209,7 @@ def test_a_collapsed_run_decodes_with_its_last_healthy_snapshot(digits):
     # its own critic win and falls back on the networks of its last healthy window.
     cell = make_cell()
     attack = pre_training_attack(cell, digits)
-    trained = train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
-    view, _ = build_view(cell=cell, model=trained.model, data=digits, client_indices=trained.client_indices,
-                         granted=SDAR.requires, n_targets=16)
-    attack.update_view(view)
+    watched(cell, digits, attack, 16)
     window = attack.config.window
     assert attack.healthy is not None and attack.healthy[0] == 4  # the smoke window: 4 iterations
     healthy = attack.run()
@@ -307,10 +307,7 @@ def test_decoder_lands_on_the_image_size(cut, image):
 def test_too_few_targets_skip_the_diagnostics_not_the_attack(digits):
     cell = make_cell()
     attack = pre_training_attack(cell, digits)
-    trained = train_victim(cell, data=digits, profile=PROFILE, observers=[attack])
-    view, truth = build_view(cell=cell, model=trained.model, data=digits, client_indices=trained.client_indices,
-                             granted=SDAR.requires, n_targets=3)
-    attack.update_view(view)
+    _, truth = watched(cell, digits, attack, 3)
     out = attack.run()
     assert out.reconstructions.shape == truth.x.shape and "sdar_payload_mmd" not in out.scores
     assert out.notes["sdar_payload_mmd"].startswith("not computed")
