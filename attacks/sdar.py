@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
 from dataclasses import replace
 
 import torch
@@ -13,6 +12,7 @@ from torch.nn import functional as F
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
 from attacks.observed_payloads import ObservedPayloads
 from attacks.payload_moments import PayloadMomentTie
+from attacks.sdar_collapse import RESTART_GRACE_WINDOWS, critic_won, sdar_diverged
 from attacks.sdar_config import CONFIGS, SDARConfig
 from attacks.sdar_diagnostics import MIN_SAMPLES, simulator_gap
 from attacks.sdar_nets import (
@@ -29,34 +29,6 @@ from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET, LAMBDA1_SCALE, MOMENT_TIE
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import DeviceLog, forked_rng
-
-CHANCE_FRACTION = 0.25  # a tail accuracy under a quarter of chance is a learned label permutation
-CRITIC_FLOOR = 0.1  # e_dis loss (sum of two BCEs; 2·ln 2 ≈ 1.39 when it cannot tell) under which the critic won
-
-
-def sdar_diverged(
-    e_dis_losses: Sequence[float], label_accs: Sequence[float], num_classes: int, *, window: int = 50
-) -> bool:
-    """Whether an SDAR run collapsed (research notes §7, the released ``plainnet_l7_unstable`` log).
-
-    Diverged when any recorded value is not finite; or the simulated tail's accuracy over the last
-    ``window`` steps is below ``CHANCE_FRACTION`` of chance (a consistent label permutation); or the
-    critic won (mean e_dis loss of the last window under ``CRITIC_FLOOR``). The defense, DP noise
-    included, sits identically on the simulator's path and the client's, so a critic that tells them
-    apart outright means the simulator left the payload distribution, and the decoder trained on its
-    maps reads the client's payloads off-distribution, however well the simulated task goes: SDAR on
-    raw MNIST at ×16 the cpu budget ends with e_dis loss 3e-6, a tail accuracy of 0.98 and SSIM 0.17,
-    against 0.96 at ×4 (results/issue12-convergence).
-    """
-    if not all(math.isfinite(v) for v in (*e_dis_losses, *label_accs)):
-        return True
-    if not e_dis_losses or not label_accs:
-        return False
-    w = max(1, min(window, len(label_accs)))
-    if sum(label_accs[-w:]) / w < CHANCE_FRACTION / num_classes:
-        return True
-    return sum(e_dis_losses[-w:]) / min(w, len(e_dis_losses)) < CRITIC_FLOOR
-
 
 # What each SDAR iteration records on the device, in order (read back in one transfer).
 DEVICE_RECORDS = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss")
@@ -86,12 +58,14 @@ class SDAR(CotrainAttack):
     evaluation mode without parameter gradients (flags restored exactly), the attack draws
     randomness from its own generator and seeds (inside its own forked RNG).
 
-    Diverged: :func:`sdar_diverged` over the per-step e_dis losses and simulated-tail accuracies. A run
-    that collapses after a healthy window (raw MNIST at ×16 seed 0: its critic wins outright, with
-    fresh draws as with a repeated batch) is decoded with the simulator, tail and decoder saved at its
-    last healthy window: the attacker watches its own critic, so it stops where a real attacker would
-    (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations behind them). Only a run with no
-    healthy window is reported diverged.
+    Watched as it goes (:mod:`attacks.sdar_collapse`, the attacker's own losses only): a payload
+    critic that wins a window outright is replaced by a fresh one (``sdar_critic_restarts``); on raw
+    MNIST at ×16 seed 0 the first critic wins by iteration 500 and, left alone, drives its loss to
+    0.001 by iteration 4,800, while one restart brings the game back to ≈ 1.3
+    (benchmarks/sdar_critic_restart.py). A run that still ends collapsed (:func:`sdar_diverged`, or a
+    restart within the last ``RESTART_GRACE_WINDOWS`` windows) is decoded with the simulator, tail and
+    decoder saved at its last healthy window (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations
+    behind them). Only a run with no healthy window is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 
@@ -118,6 +92,8 @@ class SDAR(CotrainAttack):
       memorise it (raw MNIST at ×16: SSIM 0.17). A decoder refitted to convergence on the
       simulator's pairs (the reference decoder's architecture, early-stopped) decodes the targets
       worse than ``d`` (benchmarks/sdar_refit.py), so ``d`` stays the decoder, as released.
+    * A critic that wins a window outright is restarted (above); the release keeps it, and its
+      authors' advice for the unstable run this gives is another seed.
     * Under a defense, e_dis and d read public cut maps (above), not payloads or the server's
       lift-back; under ``+dp`` both paths are clipped (at the client's calibrated clip) and noised alike.
     * Vanilla SL: the server's tail is not in :class:`~attacks.view.ServerHandle`, so ``hs``
@@ -194,6 +170,7 @@ class SDAR(CotrainAttack):
         self._timings: dict[str, list[float]] = {"ms": [], "cpu_ms": []}
         self.steps_seen = 0
         self.healthy: tuple[int, dict[str, dict[str, Tensor]]] | None = None  # (iterations, SNAPSHOT nets' states)
+        self.critic_restarts: list[int] = []  # iterations after which e_dis was replaced
         self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
         self._build(conditional=False)
 
@@ -213,13 +190,10 @@ class SDAR(CotrainAttack):
         """Every network from the view (cut, input and class shapes), initialised from ``init_seed``."""
         b, v = self.config, self.view
         self.conditional = conditional
-        kw = {"num_classes": v.num_classes if conditional else None, "embedding_dim": b.embedding_dim}
+        kw = self._conditioning()
         with forked_rng():
             torch.manual_seed(self.init_seed)
-            if len(v.cut_shape) == 3:
-                e_dis: nn.Module = MapDiscriminator(v.cut_shape, b.e_dis_layers, dropout=b.dropout, **kw)
-            else:
-                e_dis = VectorDiscriminator(math.prod(v.cut_shape), b.e_dis_widths, dropout=b.dropout, **kw)
+            e_dis = self._new_critic()  # first, as before restarts existed: the same seed, the same networks
             self.nets = nn.ModuleDict({
                 "e": v.client_factory(),
                 "hs": SimulatedTail(self.feature_shape, v.num_classes),
@@ -235,6 +209,36 @@ class SDAR(CotrainAttack):
         self.opt_e_dis = adam([n["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
         self.opt_d = adam([n["d"]], b.d_lr, b.adam_eps)
         self.opt_d_dis = adam([n["d_dis"]], b.d_lr * b.lambda2, b.adam_eps)
+
+    def _conditioning(self) -> dict[str, int | None]:
+        """The label conditioning of d, e_dis and d_dis: vanilla SL's classes, none in U-shaped SL."""
+        return {"num_classes": self.view.num_classes if self.conditional else None,
+                "embedding_dim": self.config.embedding_dim}
+
+    def _new_critic(self) -> nn.Module:
+        """A payload critic ``e_dis`` freshly initialised from the global RNG: a map discriminator for
+        a ``C×H×W`` cut, an MLP for a vector cut."""
+        b, cut = self.config, self.view.cut_shape
+        if len(cut) == 3:
+            return MapDiscriminator(cut, b.e_dis_layers, dropout=b.dropout, **self._conditioning())
+        return VectorDiscriminator(math.prod(cut), b.e_dis_widths, dropout=b.dropout, **self._conditioning())
+
+    def _restart_critic(self) -> None:
+        """Replace a critic that won outright by a fresh one (new initialisation from the attack's
+        generator, fresh Adam state), as the release's authors advise another seed for an unstable run."""
+        seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
+        device = next(self.nets["e_dis"].parameters()).device
+        with forked_rng():
+            torch.manual_seed(seed)
+            self.nets["e_dis"] = self._new_critic().to(device)
+        b = self.config
+        self.opt_e_dis = adam([self.nets["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
+        self.critic_restarts.append(len(self._timings["ms"]))
+
+    def _restarted_within_grace(self, iterations: int) -> bool:
+        """Whether the critic was restarted so recently that the simulator has not yet faced it long."""
+        grace = RESTART_GRACE_WINDOWS * self.config.window
+        return bool(self.critic_restarts) and iterations - self.critic_restarts[-1] < grace
 
     # ---- co-training ------------------------------------------------------------------------------
     def on_step(self, view: StepView) -> None:
@@ -262,13 +266,19 @@ class SDAR(CotrainAttack):
             self._timings["ms"].append(1e3 * (time.perf_counter() - started))
             self._timings["cpu_ms"].append(1e3 * (time.process_time() - cpu_started))
             if len(self._timings["ms"]) % self.config.window == 0:
-                self._keep_if_healthy()
+                self._at_window_end()
 
-    def _keep_if_healthy(self) -> None:
-        """Snapshot ``e``, ``hs`` and ``d`` when the last window of iterations shows no collapse
-        (:func:`sdar_diverged` on that window): what :meth:`run` decodes with if the run collapses later."""
+    def _at_window_end(self) -> None:
+        """A critic that won over the last window (:func:`critic_won`) is restarted. Otherwise ``e``,
+        ``hs`` and ``d`` are snapshotted when the window shows no collapse (:func:`sdar_diverged`) and
+        no restart lies within the grace: what :meth:`run` decodes with if the run collapses later."""
         rows, w = self._records.rows(), self.config.window
-        if sdar_diverged([r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]], self.view.num_classes, window=w):
+        losses = [r[0] for r in rows[-w:]]
+        if critic_won(losses):
+            self._restart_critic()
+            return
+        if (sdar_diverged(losses, [r[2] for r in rows[-w:]], self.view.num_classes, window=w)
+                or self._restarted_within_grace(len(rows))):
             return
         self.healthy = (len(rows), {name: {k: v.detach().clone() for k, v in self.nets[name].state_dict().items()}
                                     for name in SNAPSHOT})
@@ -336,7 +346,8 @@ class SDAR(CotrainAttack):
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("sdar: the view holds no target payloads")
         h, w = self.history, self.config.window
-        collapsed = sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
+        collapsed = (sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
+                     or self._restarted_within_grace(len(h["ms"])))
         restored = collapsed and self.healthy is not None
         if restored:
             for name, state in self.healthy[1].items():
@@ -359,6 +370,7 @@ class SDAR(CotrainAttack):
             "sdar_step_ms": sum(h["ms"]) / len(h["ms"]), "sdar_step_cpu_ms": sum(h["cpu_ms"]) / len(h["cpu_ms"]),
             "sdar_buffer_samples": float(len(self.observed)), "sdar_collapsed": float(collapsed),
             "sdar_decoded_at": float(self.healthy[0] if restored else len(h["ms"])),
+            "sdar_critic_restarts": float(len(self.critic_restarts)),
         }
         notes = {
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
@@ -366,6 +378,7 @@ class SDAR(CotrainAttack):
             "sdar_buffer_samples": "observed cut maps held for the iterations past one a step",
             "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the run "
                                "collapsed (sdar_collapsed) and its last healthy snapshot decoded)",
+            "sdar_critic_restarts": "times the payload critic won a window outright and was replaced by a fresh one",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
         }
         if self.moment_tie > 0:
