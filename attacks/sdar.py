@@ -12,7 +12,7 @@ from torch.nn import functional as F
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
 from attacks.observed_payloads import ObservedPayloads
 from attacks.payload_moments import PayloadMomentTie
-from attacks.sdar_collapse import RESTART_GRACE_WINDOWS, critic_won, sdar_diverged
+from attacks.sdar_collapse import GameWatch
 from attacks.sdar_config import CONFIGS, SDARConfig
 from attacks.sdar_diagnostics import MIN_SAMPLES, simulator_gap
 from attacks.sdar_nets import (
@@ -169,8 +169,7 @@ class SDAR(CotrainAttack):
         self._client_accuracy = DeviceLog()  # conditional runs: the client tail's label accuracy
         self._timings: dict[str, list[float]] = {"ms": [], "cpu_ms": []}
         self.steps_seen = 0
-        self.healthy: tuple[int, dict[str, dict[str, Tensor]]] | None = None  # (iterations, SNAPSHOT nets' states)
-        self.critic_restarts: list[int] = []  # iterations after which e_dis was replaced
+        self.watch = GameWatch(window=config.window, num_classes=view.num_classes)
         self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
         self._build(conditional=False)
 
@@ -233,12 +232,7 @@ class SDAR(CotrainAttack):
             self.nets["e_dis"] = self._new_critic().to(device)
         b = self.config
         self.opt_e_dis = adam([self.nets["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
-        self.critic_restarts.append(len(self._timings["ms"]))
-
-    def _restarted_within_grace(self, iterations: int) -> bool:
-        """Whether the critic was restarted so recently that the simulator has not yet faced it long."""
-        grace = RESTART_GRACE_WINDOWS * self.config.window
-        return bool(self.critic_restarts) and iterations - self.critic_restarts[-1] < grace
+        self.watch.critic_restarts.append(len(self._timings["ms"]))
 
     # ---- co-training ------------------------------------------------------------------------------
     def on_step(self, view: StepView) -> None:
@@ -269,19 +263,13 @@ class SDAR(CotrainAttack):
                 self._at_window_end()
 
     def _at_window_end(self) -> None:
-        """A critic that won over the last window (:func:`critic_won`) is restarted. Otherwise ``e``,
-        ``hs`` and ``d`` are snapshotted when the window shows no collapse (:func:`sdar_diverged`) and
-        no restart lies within the grace: what :meth:`run` decodes with if the run collapses later."""
-        rows, w = self._records.rows(), self.config.window
-        losses = [r[0] for r in rows[-w:]]
-        if critic_won(losses):
+        """A critic that won the last window is replaced; otherwise ``e``, ``hs`` and ``d`` are kept
+        if the window is healthy (:class:`GameWatch`)."""
+        h = self.history
+        if self.watch.critic_won(h["e_dis_loss"]):
             self._restart_critic()
-            return
-        if (sdar_diverged(losses, [r[2] for r in rows[-w:]], self.view.num_classes, window=w)
-                or self._restarted_within_grace(len(rows))):
-            return
-        self.healthy = (len(rows), {name: {k: v.detach().clone() for k, v in self.nets[name].state_dict().items()}
-                                    for name in SNAPSHOT})
+        else:
+            self.watch.keep_if_healthy(h["e_dis_loss"], h["label_acc"], {name: self.nets[name] for name in SNAPSHOT})
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
@@ -346,11 +334,10 @@ class SDAR(CotrainAttack):
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("sdar: the view holds no target payloads")
         h, w = self.history, self.config.window
-        collapsed = (sdar_diverged(h["e_dis_loss"], h["label_acc"], self.view.num_classes, window=w)
-                     or self._restarted_within_grace(len(h["ms"])))
-        restored = collapsed and self.healthy is not None
+        collapsed, healthy = self.watch.collapsed(h["e_dis_loss"], h["label_acc"]), self.watch.healthy
+        restored = collapsed and healthy is not None
         if restored:
-            for name, state in self.healthy[1].items():
+            for name, state in healthy[1].items():
                 self.nets[name].load_state_dict(state)
         self.nets.eval()
         maps, labels = self.view.cut_map(payloads), self.view.targets.labels
@@ -369,8 +356,8 @@ class SDAR(CotrainAttack):
             "sdar_client_label_acc": tail("client_label_acc"), "sdar_iterations": float(len(h["ms"])),
             "sdar_step_ms": sum(h["ms"]) / len(h["ms"]), "sdar_step_cpu_ms": sum(h["cpu_ms"]) / len(h["cpu_ms"]),
             "sdar_buffer_samples": float(len(self.observed)), "sdar_collapsed": float(collapsed),
-            "sdar_decoded_at": float(self.healthy[0] if restored else len(h["ms"])),
-            "sdar_critic_restarts": float(len(self.critic_restarts)),
+            "sdar_decoded_at": float(healthy[0] if restored else len(h["ms"])),
+            "sdar_critic_restarts": float(len(self.watch.critic_restarts)),
         }
         notes = {
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",

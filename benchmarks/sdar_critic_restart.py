@@ -60,7 +60,7 @@ def watch(args: argparse.Namespace, *, keep_first_critic: bool) -> dict:
     return {
         "critic": "kept" if keep_first_critic else "replaced when it wins", "dataset": args.dataset,
         "budget": args.budget, "seed": args.seed, "steps": attack.steps_seen, "iterations": len(losses),
-        "restarts_at": attack.critic_restarts,
+        "restarts_at": attack.watch.critic_restarts,
         "e_dis_loss_per_window": [round(sum(losses[i:i + w]) / len(losses[i:i + w]), 3) for i in range(0, len(losses), w)],
         "seconds": round(time.perf_counter() - started),
     }

@@ -198,7 +198,7 @@ def test_a_collapsed_run_decodes_with_its_last_healthy_snapshot(digits):
     attack = pre_training_attack(cell, digits)
     watched(cell, digits, attack, 16)
     window = attack.config.window
-    assert attack.healthy is not None and attack.healthy[0] == 4  # the smoke window: 4 iterations
+    assert attack.watch.healthy is not None and attack.watch.healthy[0] == 4  # the smoke window: 4 iterations
     healthy = attack.run()
     assert healthy.scores["sdar_collapsed"] == 0.0 and healthy.scores["sdar_decoded_at"] == 4
     critic_wins_a_window(attack)
@@ -209,7 +209,7 @@ def test_a_collapsed_run_decodes_with_its_last_healthy_snapshot(digits):
     assert restored.scores["sdar_collapsed"] == 1.0 and not restored.diverged
     assert restored.scores["sdar_decoded_at"] == 4 and restored.scores["sdar_iterations"] == 4 + window
     assert torch.equal(restored.reconstructions, healthy.reconstructions)
-    attack.healthy = None  # a run that collapsed before any healthy window
+    attack.watch.healthy = None  # a run that collapsed before any healthy window
     assert attack.run().diverged
 
 
@@ -229,7 +229,7 @@ def test_a_critic_that_wins_a_window_is_replaced_and_the_run_is_judged_after_the
     old_state = {k: v.clone() for k, v in old.state_dict().items()}
     critic_wins_a_window(attack)
     attack._at_window_end()
-    assert attack.critic_restarts == [len(attack.history["ms"])]
+    assert attack.watch.critic_restarts == [len(attack.history["ms"])]
     fresh = attack.nets["e_dis"]
     assert fresh is not old and type(fresh) is type(old)
     assert any(not torch.equal(v, old_state[k]) for k, v in fresh.state_dict().items() if v.is_floating_point())
@@ -246,7 +246,7 @@ def test_a_critic_that_wins_a_window_is_replaced_and_the_run_is_judged_after_the
         within = windows < RESTART_GRACE_WINDOWS
         assert out.scores["sdar_collapsed"] == float(within), windows
         assert out.scores["sdar_critic_restarts"] == 1.0
-    assert attack.healthy[0] == len(attack.history["ms"])  # snapshots resume once the grace is over
+    assert attack.watch.healthy[0] == len(attack.history["ms"])  # snapshots resume once the grace is over
 
 
 def test_construction_needs_aux_data(digits):
