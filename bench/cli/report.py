@@ -79,7 +79,9 @@ def require_attack_cells_at(table: pd.DataFrame, budget: float, results: tuple) 
 @click.option("--results", required=True, multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Results folder (results.parquet, results.csv or cells/); repeat it to report several together.")
-@click.option("--table", "tables", default=None, help="Comma list of tables (II, III, V, ...); default: all with data.")
+@click.option("--table", "tables", default=None,
+              help="Comma list of tables (II, III, V, ...; DEMO: make demo's summary, only when named); "
+                   "default: all the paper's tables with data.")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="markdown", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="A file (with a suffix) or a folder (one file per table); default: stdout.")
@@ -91,16 +93,18 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
                    standalone: bool, attack_budget: float) -> None:
     """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
     from bench.report.render import RENDERERS, to_latex
+    from bench.report.table_specs import EXTRA_TABLES
     from bench.report.tables import TABLES, build_table
     from bench.run.store import atomic_write_text
 
-    names = _names(tables, tuple(TABLES), "--table")
+    specs = {**TABLES, **EXTRA_TABLES}
+    names = _names(tables, tuple(specs), "--table")
     import pandas as pd
 
     stored = pd.concat([load_results(r) for r in results], ignore_index=True)
     table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
     require_attack_cells_at(table, attack_budget, results)
-    built = [build_table(table, TABLES[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]
+    built = [build_table(table, specs[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]
     if names is None:
         built = [b for b in built if b.has_defended_rows and (attack_budget == 1.0 or b.has_attack_columns)]
         if not built:

@@ -21,6 +21,7 @@ SHOWN = (
     ("realized_cr", "CR (bytes)", "{:.2f}"),
     ("ssim", "SSIM", "{:.3f}"),
     ("masked_mse", "masked MSE", "{:.4f}"),
+    ("masked_mse_minmax", "masked MSE (min-max)", "{:.4f}"),  # UnSplit's released scoring, beside the plain one
     ("lpips", "LPIPS", "{:.3f}"),
     ("median_r2", "median R²", "{:.3f}"),
     ("reid_accuracy", "re-ID acc", "{:.3f}"),

@@ -35,6 +35,13 @@ def test_report_markdown_to_stdout(capsys, results):
     assert out == run(capsys, ["report", "--results", str(results), "--table", "ii,III,XIII,xiv,XX"])[1]
 
 
+def test_report_builds_the_demo_table_only_when_named(capsys, results):
+    code, out, _ = run(capsys, ["report", "--results", str(results), "--table", "demo"])
+    assert code == 0 and out.startswith("**Table DEMO: make demo at a glance.")
+    assert "| bytes up / sample |" in out and "UnSplit: masked MSE (min-max) ↑" in out
+    assert "Table DEMO" not in run(capsys, ["report", "--results", str(results)])[1]
+
+
 def test_report_writes_one_file_per_table(capsys, results, tmp_path):
     code, _, err = run(capsys, ["report", "--results", str(results), "--table", "II,III", "--format", "csv",
                                 "--out", str(tmp_path / "tables")])
