@@ -49,9 +49,11 @@ def section(text: str, heading: str) -> str:
 
 
 def demo_options() -> dict[str, str]:
-    """The options of the ``bench run`` that ``make demo`` runs."""
+    """The options of the ``bench run`` that ``make demo`` runs, its Makefile variables filled in."""
     makefile = (ROOT / "Makefile").read_text()
     recipe = re.search(r"^demo:.*\n\t(.+)$", makefile, re.MULTILINE).group(1)
+    for name, value in re.findall(r"^(\w+) \?= (\S+)$", makefile, re.MULTILINE):
+        recipe = recipe.replace(f"$({name})", value)
     words = shlex.split(recipe)
     assert words[:2] == ["bench", "run"]
     return dict(zip(words[2::2], words[3::2]))
@@ -64,9 +66,22 @@ def test_make_demo_is_described_as_the_makefile_runs_it():
     assert crs and set(crs) == {opts["--cr"].replace(",", "/")}
     assert set(re.findall(r"seed (\d+)", setup)) == {opts["--seeds"]}
     assert f"`{opts['--profile']}` profile" in setup and f"`{opts['--out']}/`" in setup
-    names = {"raw": "raw", "lightsplit-f": "LightSplit-F", "decoder-ref": "reference decoder", "unsplit": "UnSplit"}
+    names = {"raw": "raw", "lightsplit-f": "LightSplit-F", "decoder-ref": "reference decoder", "unsplit": "UnSplit",
+             "prior": "`prior` floor"}
     for name in opts["--defense"].split(",") + opts["--attack"].split(","):
         assert names[name] in setup, name
+
+
+def test_make_demo_budget_is_quoted_with_the_counts_it_gives():
+    from attacks.decoder_nets import DECODER_CONFIGS
+    from attacks.unsplit import CONFIGS as UNSPLIT_CONFIGS
+
+    setup = " ".join(section(README, "## Set-up").split())
+    budget = float(demo_options()["--attack-budget"])
+    epochs, outer = DECODER_CONFIGS["cpu"].epochs, UNSPLIT_CONFIGS["cpu"].outer_steps
+    assert f"`DEMO_BUDGET={budget:g}`: {round(budget * epochs)} reference-decoder epochs instead of {epochs}" in setup
+    assert f"{round(budget * outer)} UnSplit alternations instead of {outer}" in setup
+    assert f"the attacks ran at ×{budget:g}" in setup and "about 8 minutes" not in setup
 
 
 def test_entry_point_example_names_the_defense_registrys_group():
