@@ -9,17 +9,23 @@ image attacks (:func:`image_attacks`: those whose rows record that they read ima
 floor left out), each with its own settings; the same metric name is compared across them
 (``ssim`` with ``ssim``, never with ``ssim_minmax``). A configuration where no candidate has a finite mean keeps one
 candidate's row (NaN mean, with its note). Ties go to the first attack name.
+
+:func:`seed_worst_cases` takes the strongest attack seed by seed instead (the leaderboard site's
+worst case, issue 40): on each seed, the attack (with its settings) that leaks the most on that
+seed's trained victim; the mean ± CI is then over those per-seed values, so its count is the number
+of seeds that had one, and an attack run on one seed only competes on that seed alone.
 """
 from __future__ import annotations
 
 from collections.abc import Iterable
 
+import numpy as np
 import pandas as pd
 
-from bench.report.aggregate import aggregate, victim_fields
+from bench.report.aggregate import aggregate, diverged_cells, ok_rows, victim_fields
 from bench.report.floor import PRIOR
 from bench.report.labels import privacy_direction
-from bench.run.table import attacks_reading
+from bench.run.table import ATTACK_KNOB_PREFIX, attacks_reading
 
 IMAGE, TABULAR = "image", "tabular"
 
@@ -76,3 +82,36 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
     fields = victim_fields(agg)
     parts = [pick_worst(agg[agg["metric"] == m], value="mean", metric=m, group=fields) for m in sorted(wanted)]
     return pd.concat(parts, ignore_index=True)
+
+
+def seed_worst_cases(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, kind: str = IMAGE) -> pd.DataFrame:
+    """Per (victim configuration, metric, seed): the attack that leaks the most on that seed.
+
+    Candidates are :func:`competing_attacks` on ``kind`` data, each (attack, settings) with the
+    mean over its cells of the seed (several folders may store one); diverged cells and non-finite
+    values are left out, so a seed whose every candidate diverged has no row.
+
+    Args:
+        table: a tidy table of one profile.
+        metrics: the metrics (default: every metric with a privacy direction the attacks recorded).
+        kind: the data kind whose attacks compete.
+
+    Returns:
+        One row per (configuration, metric, seed): the :func:`victim_fields`, ``metric``, ``seed``,
+        ``attack`` with its settings' columns (``attack_<knob>``) and ``value``; ties to the first
+        attack name.
+    """
+    rows = ok_rows(table)
+    fields = victim_fields(rows)
+    settings = [c for c in rows.columns if c.startswith(ATTACK_KNOB_PREFIX)]
+    columns = [*fields, "metric", "seed", "attack", *settings, "value"]
+    rows = rows[rows["attack"].isin(competing_attacks(table, kind)) & ~rows["cell_id"].isin(diverged_cells(table))]
+    rows = rows[np.isfinite(rows["value"].astype(float))]
+    wanted = [m for m in dict.fromkeys(rows["metric"]) if privacy_direction(m) and (metrics is None or m in metrics)]
+    rows = rows[rows["metric"].isin(wanted)]
+    if rows.empty:
+        return pd.DataFrame(columns=columns)
+    means = rows.groupby([*fields, "metric", "seed", "attack", *settings], dropna=False)["value"].mean().reset_index()
+    parts = [pick_worst(means[means["metric"] == m], value="value", metric=m, group=[*fields, "metric", "seed"])
+             for m in sorted(wanted)]
+    return pd.concat(parts, ignore_index=True)[columns]

@@ -5,7 +5,7 @@ import pytest
 
 from bench.report.leaderboard import leaderboard, to_markdown
 from bench.report.tables import TABLES, build_table
-from bench.report.worst_case import TABULAR, competing_attacks, image_attacks, pick_worst, worst_case
+from bench.report.worst_case import TABULAR, competing_attacks, image_attacks, pick_worst, seed_worst_cases, worst_case
 from bench.run.cell import Cell
 from bench.run.store import OK, CellRecord, records_to_table
 from tests.bench.report.handmade import runs, tidy
@@ -14,15 +14,7 @@ from tests.bench.report.handmade import runs, tidy
 def table() -> pd.DataFrame:
     """Raw and LightSplit-F at CR 8 under SDAR and FORA; the prior and a HAR probe would "leak" most
     but never count; one FORA run on LightSplit-F diverged (its 0.99 must not count)."""
-    return tidy(
-        runs("sdar", values={"ssim": (0.50, 0.50, 0.50), "mse": (0.020, 0.020, 0.020), "lpips": (0.3, 0.3, 0.3)}),
-        runs("fora", values={"ssim": (0.60, 0.70, 0.80), "mse": (0.050, 0.050, 0.050), "lpips": (0.1, 0.1, 0.1)}),
-        runs("sdar", "lightsplit-f", cr=8.0, values={"ssim": (0.40, 0.40, 0.40), "mse": (0.090, 0.090, 0.090)}),
-        runs("fora", "lightsplit-f", cr=8.0, values={"ssim": (0.30, 0.30, 0.99), "mse": (0.060, 0.060, 0.0)},
-             diverged_seed=2),
-        runs("prior", values={"ssim": (0.95, 0.95, 0.95), "mse": (0.001, 0.001, 0.001)}),
-        runs("har-recon", values={"ssim": (0.99, 0.99, 0.99), "median_r2": (0.5, 0.5, 0.5)}),
-    )
+    return tidy(table_records())
 
 
 def pick(worst: pd.DataFrame, defense: str, metric: str) -> pd.Series:
@@ -92,3 +84,33 @@ def test_leaderboard_without_a_worst_case_falls_back_to_the_attack():
                                           record("raw", "decoder-ref", 0.9, cr=None)]), attack="decoder-ref")
     assert board["defense"].tolist() == ["lightsplit-f", "topk", "raw"]
     assert board["worst_case_attack"].tolist() == ["decoder-ref"] * 3
+
+
+def test_seed_worst_cases_take_the_strongest_attack_on_each_seed():
+    """FORA leaks most on every raw seed, but decoder-z, run on seed 0 only, beats it there: seed 0
+    takes decoder-z's 0.90, seeds 1 and 2 FORA's; on LightSplit-F, FORA's diverged seed 2 gives way
+    to SDAR on that seed alone."""
+    decoder_z = runs("decoder-z", values={"ssim": (0.90, 0.10, 0.10)})[:1]
+    per_seed = seed_worst_cases(tidy(table_records(), decoder_z))
+    ssim = per_seed[per_seed["metric"] == "ssim"]
+    raw = ssim[ssim["defense"] == "raw"].sort_values("seed")
+    assert raw["attack"].tolist() == ["decoder-z", "fora", "fora"]
+    assert raw["value"].tolist() == pytest.approx([0.90, 0.70, 0.80])
+    lsf = ssim[ssim["defense"] == "lightsplit-f"].sort_values("seed")
+    assert lsf["attack"].tolist() == ["sdar", "sdar", "sdar"] and lsf["value"].tolist() == pytest.approx([0.40] * 3)
+    mse = per_seed[(per_seed["metric"] == "mse") & (per_seed["defense"] == "lightsplit-f")].sort_values("seed")
+    assert mse["attack"].tolist() == ["fora", "fora", "sdar"]  # smaller MSE leaks more; FORA's diverged 0.0 left out
+    assert "median_r2" not in set(per_seed["metric"]) and "prior" not in set(per_seed["attack"])
+
+
+def table_records() -> list[CellRecord]:
+    """The records of :func:`table`."""
+    return [r for group in (
+        runs("sdar", values={"ssim": (0.50, 0.50, 0.50), "mse": (0.020, 0.020, 0.020), "lpips": (0.3, 0.3, 0.3)}),
+        runs("fora", values={"ssim": (0.60, 0.70, 0.80), "mse": (0.050, 0.050, 0.050), "lpips": (0.1, 0.1, 0.1)}),
+        runs("sdar", "lightsplit-f", cr=8.0, values={"ssim": (0.40, 0.40, 0.40), "mse": (0.090, 0.090, 0.090)}),
+        runs("fora", "lightsplit-f", cr=8.0, values={"ssim": (0.30, 0.30, 0.99), "mse": (0.060, 0.060, 0.0)},
+             diverged_seed=2),
+        runs("prior", values={"ssim": (0.95, 0.95, 0.95), "mse": (0.001, 0.001, 0.001)}),
+        runs("har-recon", values={"ssim": (0.99, 0.99, 0.99), "median_r2": (0.5, 0.5, 0.5)}),
+    ) for r in group]
