@@ -44,21 +44,24 @@ def utility_summary(table: pd.DataFrame, cells: list[Cell]) -> pd.DataFrame:
 
 
 def print_utility_table(table: pd.DataFrame, cells: list[Cell]) -> None:
+    """Print :func:`utility_summary` as a table, one row per configuration; numbers are never truncated."""
     summary = utility_summary(table, cells)
     if summary.empty:
         return
     out = Table(title="results (mean over seeds)")
     knobs = [c for c in summary.columns if c not in KNOWN and c not in {m for m, _, _ in SHOWN}
              and not (c.startswith(ATTACK_KNOB_PREFIX) and summary[c].nunique() <= 1)]  # attack settings only if swept
-    for name in ("dataset", "defense", "knobs", "λ_wcc", "attack", "seeds"):
-        out.add_column(name, no_wrap=True, min_width=16 if name == "defense" else None)
     shown = [(m, h, f) for m, h, f in SHOWN if m in summary.columns and summary[m].notna().any()]
-    for _, header, _ in shown:
-        out.add_column(header, justify="right")
+    rows = []
     for row in summary.itertuples(index=False):
         r = row._asdict()
         set_ = [f"{k}={r[k]:g}" if isinstance(r[k], float) else f"{k}={r[k]}" for k in knobs if not pd.isna(r[k])]
         cells_ = [r["dataset"], r["defense"], " ".join(set_) or "-", f"{r['lambda_wcc']:g}", r["attack"], str(r["seeds"])]
-        cells_ += ["—" if pd.isna(r[m]) else f.format(r[m]) for m, _, f in shown]
+        rows.append(cells_ + ["—" if pd.isna(r[m]) else f.format(r[m]) for m, _, f in shown])
+    for i, name in enumerate(("dataset", "defense", "knobs", "λ_wcc", "attack", "seeds")):  # names on one line
+        out.add_column(name, no_wrap=True, min_width=max(len(r[i]) for r in rows))
+    for i, (_, header, _) in enumerate(shown, start=6):  # a number is never cut short: its header wraps instead
+        out.add_column(header, justify="right", min_width=max(len(r[i]) for r in rows))
+    for cells_ in rows:
         out.add_row(*cells_)
     Console(width=max(Console().width, 150)).print(out)
