@@ -97,9 +97,9 @@ def test_registry_is_a_leaf():
 def test_attacks_do_not_import_each_other_for_the_server_lift():
     graph = import_graph()
     shared = {"attacks", "attacks.base", "attacks.view"}
-    # an attack's own networks, configurations and checks; shared estimators (MK-MMD, the payloads' running
+    # an attack's own networks, configurations, checks and collapse rules; shared estimators (MK-MMD, the payloads' running
     # moments) and the buffer of observed payloads
-    helpers = ("_nets", "_config", "_diagnostics", "mmd", "payload_moments", "observed_payloads")
+    helpers = ("_nets", "_config", "_diagnostics", "_collapse", "mmd", "payload_moments", "observed_payloads")
     for name, targets in graph.items():
         if name.startswith("attacks.") and name not in shared and not name.endswith("_nets"):
             attack_modules = {t for t in targets if t.startswith("attacks.") and t not in shared}
