@@ -53,6 +53,8 @@ DECIMALS = {
     "best_val_perplexity": 1, "perplexity_inflation": 3,
 }
 SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0}  # shown in %
+# The values a metric can take, where bounded on both sides: a 95% CI wider than this says nothing.
+METRIC_RANGES = {"accuracy": (0.0, 1.0), "reid_accuracy": (0.0, 1.0), "ssim": (-1.0, 1.0), "box_ssim": (-1.0, 1.0)}
 MINUS = "\u2212"
 # The suffixes of a metric scored another way (attacks.base.Scoring): the same quantity of another image.
 SCORING_LABELS = {"_minmax": "min-max", "_black": "all black", "_grey": "grey 0.5"}
@@ -69,6 +71,15 @@ def split_scoring(metric: str) -> tuple[str, str]:
 def base_metric(metric: str) -> str:
     """The metric without its scoring suffix (``masked_mse_minmax`` → ``masked_mse``)."""
     return split_scoring(metric)[0]
+
+
+def ci_wider_than_range(mean: float | None, ci95: float | None, metric: str) -> bool:
+    """Whether ``mean ± ci95`` spans more than the whole range of ``metric`` (:data:`METRIC_RANGES`,
+    of its unsuffixed base; never for an unbounded metric or a missing interval)."""
+    bounds = METRIC_RANGES.get(metric, METRIC_RANGES.get(base_metric(metric)))
+    if bounds is None or mean is None or ci95 is None or not math.isfinite(ci95):
+        return False
+    return 2.0 * ci95 > bounds[1] - bounds[0]
 
 
 def privacy_direction(metric: str) -> int:
