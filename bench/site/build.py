@@ -2,7 +2,7 @@
 
 Layout (every link relative, nothing loaded from the network, so it opens from ``file://``)::
 
-    index.html                 one leaderboard per (profile, dataset)
+    index.html                 one leaderboard per (profile, dataset, victim, cut, setting)
     defenses/<defense>.html    description, knobs, rows, Pareto plot, grids beside raw's
     attacks/<attack>.html      threat model, requirements, knobs, configuration per profile, convergence plot
     entries/<entry_id>.json    one leaderboard entry each (entry.schema.json)
@@ -40,6 +40,7 @@ from bench.site.pages import (
 )
 from bench.site.plots import convergence_plot, pareto_plot
 from bench.site.records import record_files
+from bench.site.row_labels import board_key
 from bench.site.schema import SCHEMA_FILE, SCHEMA_VERSION, schema_problems
 
 SITE_MARKERS = ("index.html", "entries")  # what makes an existing folder a site this may replace
@@ -81,9 +82,13 @@ def build_site(*, table: pd.DataFrame, sources: dict[str, str], out: Path) -> li
     folders = list(dict.fromkeys(sources.values()))
     first_folder: dict[tuple, int] = {}
     for entry in entries:
-        board = (entry["profile"], entry["dataset"])
+        board = board_key(entry)
         first_folder[board] = min([first_folder.get(board, len(folders)), *(folders.index(r["results"]) for r in entry["records"])])
-    entries.sort(key=lambda e: first_folder[(e["profile"], e["dataset"])])  # boards in the order their folders were given
+    # Boards in the order their folders were given; a dataset's boards together, its default setting's first.
+    dataset_first = {}
+    for board, index in first_folder.items():
+        dataset_first[board[:2]] = min(dataset_first.get(board[:2], index), index)
+    entries.sort(key=lambda e: (dataset_first[board_key(e)[:2]], first_folder[board_key(e)]))
     for entry in entries:
         problems = schema_problems(entry)
         if problems:  # the builder's own bug, never the input's
@@ -191,6 +196,6 @@ def _grid_groups(entries: list[dict], *, site: Path, sources: dict[str, str], ra
                 raw_image = copied(raw) if raw != cell_id else None
                 if raw_image and all(raw_image != image_ for _, image_ in group.figures):
                     group.figures.insert(0, (f"Raw, seed {seeds[cell_id]}", raw_image))
-                group.figures.append((f"{entry['defense']['label']}, seed {seeds[cell_id]}", image))
+                group.figures.append((f"{entry['label']}, seed {seeds[cell_id]}", image))
                 break
     return list(groups.values())

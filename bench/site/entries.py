@@ -3,11 +3,12 @@
 Each entry follows ``entry.schema.json`` (:mod:`bench.site.schema`) and carries everything its
 leaderboard row shows and where it came from: the accuracy and bytes per sample of the trained victim,
 every attack's privacy metrics (mean ± 95% CI over seeds, diverged runs left out), the worst case
-over attacks (:func:`bench.report.worst_case.worst_case`: image attacks; the HAR probes on tabular
-data) read against the prior's floor (:mod:`bench.report.floor`), each attack's convergence verdict
+over attacks seed by seed (:mod:`bench.site.worst`: image attacks; the HAR probes on tabular data)
+read against the prior's floor (:mod:`bench.report.floor`), each attack's convergence verdict
 (:mod:`bench.report.convergence`: four times its budget, seed by seed on the same victims; "unknown"
-where that is not stored), flags, and the stored record of every cell it summarises with the sha256
-of the record file.
+where that is not stored), flags, its row label and bytes group (:mod:`bench.site.row_labels`,
+:mod:`bench.site.ranking`), and the stored record of every cell it summarises with the sha256 of
+the record file.
 """
 from __future__ import annotations
 
@@ -21,38 +22,46 @@ import pandas as pd
 
 from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNSTABLE, Convergence
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
-from bench.report.labels import FACTOR_LABELS, defense_label, privacy_direction, split_scoring
+from bench.report.labels import ci_wider_than_range, privacy_direction, split_scoring
 from bench.run.record import FAILED
+from bench.site.ranking import board_position, rank_entries
 from bench.site.records import RecordFile
+from bench.site.row_labels import SETTING_FIELDS, LabelDefaults, defense_row_label, knob_text, row_label
 from bench.site.schema import SCHEMA_VERSION
 from bench.site.values import as_int, key_of, plain, stat
 from bench.site.views import ProfileViews, profile_views
+from bench.site.worst import seeds_json
 
-SETTING_FIELDS = ("protocol", "heads", "partition", "alpha", "clients")
 BASE_FIELDS = frozenset({"profile", "dataset", "victim", "cut", "defense", *SETTING_FIELDS})
-RANKING_METRICS = ("ssim", "median_r2", "reid_accuracy")
 BASELINE_SUFFIXES = ("_black", "_grey")  # the prior's trivial baselines: not its floor
 FLAGGED_VERDICTS = (NOT_CONVERGED, UNSTABLE)  # "unknown" is no finding: most budgets have no ×4 stored
 
 
-def build_entries(table: pd.DataFrame, *, records: Mapping[str, RecordFile], level: float = 0.95) -> list[dict]:
-    """Every entry of a tidy table (any profiles, any statuses), ranked per (profile, dataset).
+def build_entries(table: pd.DataFrame, *, records: Mapping[str, RecordFile], level: float = 0.95,
+                  label_defaults: LabelDefaults | None = None) -> list[dict]:
+    """Every entry of a tidy table (any profiles, any statuses), ranked per board.
 
     Args:
         table: the tidy table, one row per (cell, metric).
         records: the record file of every cell of ``table``.
         level: confidence level of the intervals.
+        label_defaults: what row labels leave out (default: as the registries declare it).
 
     Returns:
-        Entries in board order: by profile and dataset, then as :func:`rank_entries` leaves them.
+        Entries in board order (:func:`bench.site.ranking.board_position`): per (profile, dataset,
+        victim, cut, setting), by measured bytes group, then most private worst case first.
     """
+    if label_defaults is None:
+        label_defaults = LabelDefaults.from_registries(table["dataset"].dropna().unique(), table["defense"].dropna().unique())
     entries = []
     for profile in sorted(str(p) for p in table["profile"].dropna().unique()):
         views = profile_views(table[table["profile"] == profile], level=level)
         for key, cells in views.cells.groupby("_key", sort=False):
-            entries.append(_entry(dict(zip(views.fields, key)), cells, views, records))
+            entries.append(_entry(dict(zip(views.fields, key)), cells, views, records, label_defaults))
     rank_entries(entries)
-    return sorted(entries, key=lambda e: (e["profile"], e["dataset"], _board_position(e)))
+    for entry in entries:
+        entry["flags"] = entry_flags(entry, **entry["flags"])
+    return sorted(entries, key=board_position)
 
 
 def slug(text: str) -> str:
@@ -60,34 +69,8 @@ def slug(text: str) -> str:
     return re.sub(r"[^a-z0-9.-]+", "-", text.lower().replace("+", "-plus-")).strip("-.") or "x"
 
 
-def knob_text(value: object) -> str:
-    return f"{value:g}" if isinstance(value, float) else str(value)
-
-
-def rank_entries(entries: list[dict]) -> None:
-    """Set each entry's ``ranking``: per (profile, dataset), the worst case of the first of
-    :data:`RANKING_METRICS` any of its entries has (with its privacy direction)."""
-    boards: dict[tuple, list[dict]] = {}
-    for entry in entries:
-        boards.setdefault((entry["profile"], entry["dataset"]), []).append(entry)
-    for board in boards.values():
-        metric = next((m for m in RANKING_METRICS if any(e["worst_case"].get(m, {}).get("stat", {}).get("mean") is not None
-                                                          for e in board)), None)
-        for entry in board:
-            worst = entry["worst_case"].get(metric) if metric else None
-            entry["ranking"] = {"metric": metric, "direction": privacy_direction(metric) if metric else 0,
-                                "value": worst["stat"]["mean"] if worst else None, "attack": worst["attack"] if worst else None}
-
-
-def _board_position(entry: dict) -> tuple:
-    """Uncompressed rows first, then by CR; within a CR the most private worst case first, none last."""
-    cr = entry["defense"]["knobs"].get("cr")
-    value = entry["ranking"]["value"]
-    leak = -entry["ranking"]["direction"] * value if value is not None else 0.0
-    return (cr is not None, cr or 0.0, value is None, leak, entry["defense"]["label"])
-
-
-def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapping[str, RecordFile]) -> dict:
+def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapping[str, RecordFile],
+           label_defaults: LabelDefaults) -> dict:
     key = key_of(config, views.fields)
     knobs = {k: v for k, v in config.items() if k not in BASE_FIELDS and v is not None}
     victim = views.victim.get(key, {})
@@ -106,7 +89,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "entry_id": slug("-".join(p for p in (config["dataset"], config["profile"], config["defense"], knob_slug, digest) if p)),
         "profile": config["profile"], "dataset": config["dataset"], "victim": config["victim"], "cut": config["cut"],
         "setting": {f: (as_int(config.get(f)) if f == "clients" else plain(config.get(f))) for f in SETTING_FIELDS},
-        "defense": {"name": config["defense"], "label": defense_row_label(config["defense"], knobs), "knobs": knobs},
+        "defense": {"name": config["defense"], "label": defense_row_label(config["defense"], knobs, label_defaults), "knobs": knobs},
         "code_versions": sorted({str(v) for v in cells.get("code_version", pd.Series(dtype=object)).dropna()}),
         "seeds": sorted({int(s) for s in cells["seed"].dropna()}),
         "records": [_record(r, records[r["cell_id"]]) for r in cell_rows],
@@ -114,21 +97,14 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "bytes_per_sample": {"up": stat(victim.get("bytes_up_per_sample")), "down": stat(victim.get("bytes_down_per_sample"))},
         "attacks": attacks,
         "worst_case": {m: _worst(config, m, row, views) for m, row in sorted(views.worst.get(key, {}).items())},
-        "ranking": {"metric": None, "direction": 0, "value": None, "attack": None},
+        "ranking": {"metric": None, "direction": 0, "value": None, "attack": None, "n": 0},
         "floor": _floor(config, views),
-        "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_converged": not_converged,
-                  "flagged": bool(failed or diverged or not_converged)},
+        "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_converged": not_converged},
     }
+    entry["label"] = row_label(entry, label_defaults)
     if "best_val_perplexity" in victim:  # a language model: its utility is perplexity, not accuracy
         entry["perplexity"] = {"best": stat(victim["best_val_perplexity"]), "inflation": stat(victim.get("perplexity_inflation"))}
     return entry
-
-
-def defense_row_label(defense: str, knobs: Mapping[str, object]) -> str:
-    """``LightSplit-F (CR 8×, λ_WCC=0.1)``: the paper's name and the knobs set (λ_WCC only when not 0)."""
-    parts = [f"CR {knob_text(v)}×" if k == "cr" else f"{FACTOR_LABELS.get(k, k)}={knob_text(v)}"
-             for k, v in sorted(knobs.items(), key=lambda kv: (kv[0] != "cr", kv[0])) if not (k == "lambda_wcc" and v == 0)]
-    return defense_label(defense) + (f" ({', '.join(parts)})" if parts else "")
 
 
 def _attack_label(item: dict) -> str:
@@ -174,14 +150,29 @@ def _worst(config: dict, metric: str, row: Mapping, views: ProfileViews) -> dict
     settings_key = key_of(row, views.attack_fields)
     base = floor_metric(metric)
     floor_row = views.floor.get(key_of(config, ("dataset", "victim", "cut")), {}).get(base)
-    attack_seeds = views.seed_values.get((key_of(config, views.fields), row["attack"], settings_key, metric), [])
+    worst_seeds = [s["value"] for s in row.get("seeds", [])]
     prior_seeds = views.prior_seeds.get((config["dataset"], config["victim"], config["cut"], base), [])
     leakage = None
-    if attack_seeds and prior_seeds:
-        gap, noise = leakage_gap(np.array(attack_seeds), np.array(prior_seeds), metric)
+    if worst_seeds and prior_seeds:
+        gap, noise = leakage_gap(np.array(worst_seeds), np.array(prior_seeds), metric)
         leakage = {"gap": gap, "noise": noise, "measured": bool(gap > noise)}
     return {"attack": row["attack"], "settings": views.settings(settings_key), "stat": stat(row), "floor_metric": base,
-            "floor": stat(floor_row) if floor_row is not None else None, "leakage": leakage}
+            "floor": stat(floor_row) if floor_row is not None else None, "leakage": leakage,
+            "seeds": seeds_json(row, views.settings)}
+
+
+def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_converged: list, **_: object) -> dict:
+    """The entry's flags: failed, diverged and unconverged cells, a ranking worst case from a single
+    seed or within noise of the floor, and the metrics whose CI is wider than their whole range."""
+    metric = entry["ranking"]["metric"]
+    worst = entry["worst_case"].get(metric) if metric else None
+    single = bool(worst and worst["stat"]["n"] == 1)
+    at_floor = bool(worst and worst["leakage"] is not None and not worst["leakage"]["measured"])
+    shown = [("accuracy", entry["accuracy"])] + ([(metric, worst["stat"])] if worst else [])
+    wide = [m for m, s in shown if ci_wider_than_range(s["mean"], s["ci95"], m)]
+    return {"failed_cells": failed_cells, "diverged_cells": diverged_cells, "not_converged": not_converged,
+            "single_seed_worst_case": single, "not_above_floor": at_floor, "wide_ci": wide,
+            "flagged": bool(failed_cells or diverged_cells or not_converged or single or at_floor or wide)}
 
 
 def _floor(config: dict, views: ProfileViews) -> dict | None:

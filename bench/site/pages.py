@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from bench.report.labels import DATASET_LABELS, MINUS, metric_label, number
+from bench.report.labels import MINUS, metric_label, number
 from bench.site.entries import FLAGGED_VERDICTS, slug
+from bench.site.ranking import group_of
+from bench.site.row_labels import LabelDefaults, board_key, board_title, context_parts
 
 DASH = "—"
+SINGLE_SEED = "(1 seed)"
 
 
 @dataclass
@@ -29,7 +32,7 @@ class Cell:
 
 @dataclass
 class Board:
-    """One leaderboard: a (profile, dataset)'s entries in ranking order."""
+    """One leaderboard: a (profile, dataset, victim, cut, setting)'s entries in ranking order."""
 
     id: str
     title: str
@@ -49,7 +52,7 @@ class Board:
         return LM_COLUMNS if any("perplexity" in e for e in self.entries) else COLUMNS
 
 
-COLUMNS = (("rank", "Rank in CR", "num"), ("defense", "Defense", "text"), ("cr", "CR", "num"),
+COLUMNS = (("rank", "Rank in bytes group", "num"), ("defense", "Defense", "text"), ("cr", "CR (measured)", "num"),
            ("accuracy", "Accuracy (%)", "num"), ("bytes_up", "Bytes up / sample", "num"),
            ("bytes_down", "Bytes down / sample", "num"), ("worst", "Worst case", "num"),
            ("worst_attack", "Worst attack", "text"), ("floor", "Floor (prior)", "num"), ("seeds", "Seeds", "num"),
@@ -67,11 +70,14 @@ def attack_href(name: str) -> str:
 
 
 def stat_text(stat: dict | None, metric: str) -> str:
-    """``mean ± ci`` in the metric's display units (``—`` without a mean; no ± for a single seed)."""
+    """``mean ± ci`` in the metric's display units (``—`` without a mean; a single seed's value,
+    which has no interval, marked ``(1 seed)``)."""
     if not stat or stat["mean"] is None:
         return DASH
     text = number(stat["mean"], metric)
-    return text + (f" ± {number(stat['ci95'], metric)}" if stat["ci95"] is not None else "")
+    if stat["ci95"] is not None:
+        return text + f" ± {number(stat['ci95'], metric)}"
+    return text + (f" {SINGLE_SEED}" if stat["n"] == 1 else "")
 
 
 def perplexity_cell(perplexity: dict | None) -> Cell:
@@ -106,6 +112,11 @@ def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str
     """The entry's flags as short texts (the attacks not converged with their settings off their defaults)."""
     flags = entry["flags"]
     texts = []
+    if flags["not_above_floor"]:
+        texts.append("worst case not above floor")
+    if flags["single_seed_worst_case"]:
+        texts.append("worst case from 1 seed")
+    texts += [f"CI wider than the range of {m}" for m in flags["wide_ci"]]
     if flags["failed_cells"]:
         texts.append(f"{len(flags['failed_cells'])} failed")
     if flags["diverged_cells"]:
@@ -120,25 +131,41 @@ def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str
 
 
 def boards(entries: list[dict], *, defaults: dict[str, dict] | None = None) -> list[Board]:
-    """One board per (profile, dataset), entries in the order :func:`bench.site.entries.build_entries`
-    ranked them, each row formatted with its rank within its CR (``defaults``: each attack's knob
-    defaults, settings at which are not shown)."""
-    grouped: dict[tuple[str, str], list[dict]] = {}
+    """One board per (profile, dataset, victim, cut, setting) (:func:`bench.site.row_labels.board_key`),
+    entries in the order :func:`bench.site.entries.build_entries` ranked them, each row formatted
+    with its rank within its bytes group (``defaults``: each attack's knob defaults, settings at
+    which are not shown)."""
+    grouped: dict[tuple, list[dict]] = {}
     for entry in entries:
-        grouped.setdefault((entry["profile"], entry["dataset"]), []).append(entry)
+        grouped.setdefault(board_key(entry), []).append(entry)
     out = []
-    for (profile, dataset), mine in grouped.items():
-        board = Board(id=slug(f"{dataset}-{profile}"), title=f"{DATASET_LABELS.get(dataset, dataset)} ({profile} profile)",
-                      profile=profile, dataset=dataset, metric=mine[0]["ranking"]["metric"], entries=mine)
+    for mine in grouped.values():
+        first = mine[0]
+        board = Board(id=slug("-".join([first["dataset"], first["profile"], *context_parts(first, LabelDefaults(victims={}))])),
+                      title=board_title(first), profile=first["profile"], dataset=first["dataset"],
+                      metric=first["ranking"]["metric"], entries=mine)
         ranks: dict[object, int] = {}
         for entry in mine:
-            cr = entry["defense"]["knobs"].get("cr")
+            group = group_of(entry)
             rank = None
             if entry["ranking"]["value"] is not None:
-                rank = ranks[cr] = ranks.get(cr, 0) + 1
+                rank = ranks[group] = ranks.get(group, 0) + 1
             board.rows.append(row(entry, rank=rank, defaults=defaults or {}))
         out.append(board)
     return out
+
+
+def cr_cell(entry: dict) -> Cell:
+    """``16× (measured 8×)`` for a row whose bytes say another CR than its knob, else the CR; sorted
+    by the measured CR (uncompressed rows as 1)."""
+    group = entry["bytes_group"]
+    nominal, measured = group["nominal_cr"], group["measured_cr"]
+    text = f"{nominal:g}×" if nominal is not None else "none"
+    title = None
+    if group["matches_nominal"] is False:
+        text += f" (measured {measured:.3g}×)"
+        title = f"sends {group['bytes']:,.0f} B per sample up + down: {measured:.3g}× fewer than uncompressed, not {nominal or 1:g}×"
+    return Cell(text, measured if measured is not None else (nominal or 1.0), title=title)
 
 
 def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str, Cell]:
@@ -146,31 +173,44 @@ def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str
     ranking = entry["ranking"]
     metric = ranking["metric"]
     worst = entry["worst_case"].get(metric) if metric else None
-    cr = entry["defense"]["knobs"].get("cr")
     flags = flag_texts(entry, defaults)
     worst_cell, attack_cell, floor_cell = Cell(DASH), Cell(DASH), Cell(DASH)
     if worst is not None:
         leakage = worst["leakage"]
         unmeasured = leakage is not None and not leakage["measured"]
+        winners = ", ".join(f"seed {s['seed']}: {s['attack']}" for s in worst["seeds"])
         worst_cell = Cell(stat_text(worst["stat"], metric) + (" (not above floor)" if unmeasured else ""), worst["stat"]["mean"],
-                          title="within noise of the prior's floor: no leakage measured" if unmeasured else None)
+                          title=("within noise of the prior's floor: no leakage measured; " if unmeasured else "")
+                          + f"strongest attack per seed ({winners or 'none'})")
         settings = settings_text(worst["settings"], defaults.get(worst["attack"]))
-        attack_cell = Cell(worst["attack"] + (f" ({settings})" if settings else ""), worst["attack"], href=attack_href(worst["attack"]))
+        won = sum(s["attack"] == worst["attack"] and s["settings"] == worst["settings"] for s in worst["seeds"])
+        share = f" on {won} of {len(worst['seeds'])} seeds" if won < len(worst["seeds"]) else ""
+        attack_cell = Cell(worst["attack"] + (f" ({settings})" if settings else "") + share, worst["attack"],
+                           href=attack_href(worst["attack"]))
         floor_cell = Cell(stat_text(worst["floor"], worst["floor_metric"]), (worst["floor"] or {}).get("mean"))
     accuracy = entry["accuracy"]
     return {
         "rank": Cell(str(rank) if rank else DASH, rank),
-        "defense": Cell(entry["defense"]["label"], entry["defense"]["label"], href=defense_href(entry["defense"]["name"])),
-        "cr": Cell(f"{cr:g}×" if cr is not None else "none", cr if cr is not None else 1.0),
+        "defense": Cell(entry["label"], entry["label"], href=defense_href(entry["defense"]["name"])),
+        "cr": cr_cell(entry),
         "accuracy": Cell(stat_text(accuracy, "accuracy"), accuracy["mean"]),
         "perplexity": perplexity_cell(entry.get("perplexity")),
         "bytes_up": bytes_cell(entry["bytes_per_sample"]["up"]),
         "bytes_down": bytes_cell(entry["bytes_per_sample"]["down"]),
         "worst": worst_cell, "worst_attack": attack_cell, "floor": floor_cell,
-        "seeds": Cell(str(len(entry["seeds"])), len(entry["seeds"])),
+        "seeds": seeds_cell(entry),
         "flags": Cell("; ".join(flags) or "ok", len(flags)),
         "entry": Cell("JSON", entry["entry_id"], href=f"entries/{entry['entry_id']}.json"),
     }
+
+
+def seeds_cell(entry: dict) -> Cell:
+    """The seeds the ranking's worst case is the mean of (``2 of 3`` where fewer than the entry stores)."""
+    used, stored = entry["ranking"]["n"], len(entry["seeds"])
+    if entry["ranking"]["value"] is None:
+        used = entry["accuracy"]["n"] or stored
+    return Cell(str(used) if used == stored else f"{used} of {stored}", used,
+                title="seeds the worst case is the mean of, of the seeds stored" if used != stored else None)
 
 
 @dataclass
@@ -188,7 +228,7 @@ class GridGroup:
     figures: list[tuple[str, str]] = field(default_factory=list)
 
 
-ATTACK_COLUMNS = (("board", "Dataset", "text"), ("defense", "Defense", "text"), ("settings", "Settings", "text"),
+ATTACK_COLUMNS = (("board", "Board", "text"), ("defense", "Defense", "text"), ("settings", "Settings", "text"),
                   ("headline", "Headline metric", "num"), ("converged", "Converged at this budget", "text"),
                   ("worst", "Worst case of its row", "text"))
 
@@ -218,8 +258,8 @@ def attack_rows(entries: list[dict], attack: str, *, defaults: dict | None = Non
             is_worst = worst is not None and worst["attack"] == attack and worst["settings"] == item["settings"]
             stat = item["metrics"].get(metric)
             rows.append({
-                "board": Cell(f"{DATASET_LABELS.get(entry['dataset'], entry['dataset'])} ({entry['profile']})"),
-                "defense": Cell(entry["defense"]["label"], entry["defense"]["label"], href=defense_href(entry["defense"]["name"])),
+                "board": Cell(board_title(entry)),
+                "defense": Cell(entry["label"], entry["label"], href=defense_href(entry["defense"]["name"])),
                 "settings": Cell(settings_text(item["settings"], defaults) or DASH),
                 "headline": Cell(f"{metric_label(metric)} {stat_text(stat, metric)}", (stat or {}).get("mean")),
                 "converged": Cell(converged),

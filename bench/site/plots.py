@@ -14,6 +14,7 @@ from matplotlib.ticker import NullFormatter  # noqa: E402
 
 from bench.report.aggregate import pareto_mask  # noqa: E402
 from bench.report.labels import DATASET_LABELS, metric_label  # noqa: E402
+from bench.site.row_labels import board_title  # noqa: E402
 
 DPI = 110
 
@@ -54,8 +55,8 @@ def pareto_plot(board: list[dict], *, defense: str, path: Path) -> Path | None:
     ax.scatter(mine["leakage"], mine["accuracy"] * 100, color="tab:red", s=50, zorder=3, label=mine["label"].iloc[0].split(" (")[0])
     for _, row in mine.iterrows():
         ax.annotate(row["label"], (row["leakage"], row["accuracy"] * 100), fontsize=7, xytext=(4, 4), textcoords="offset points")
-    ax.set(xlabel=f"worst-case {metric_label(metric)} (over attacks)", ylabel="accuracy (%)",
-           title=f"{DATASET_LABELS.get(first['dataset'], first['dataset'])} ({first['profile']} profile)")
+    ax.set(xlabel=f"worst-case {metric_label(metric)} (strongest attack per seed)", ylabel="accuracy (%)",
+           title=board_title(first))
     ax.legend(fontsize="small")
     return _save(fig, path)
 
@@ -76,7 +77,7 @@ def convergence_series(entries: list[dict], attack: str) -> list[tuple[str, list
             lines.setdefault(others, []).append((float(item["settings"].get("budget", 1.0)), stat["mean"], stat["ci95"] or 0.0))
         for others, points in lines.items():
             if len(points) > 1:
-                label = f"{DATASET_LABELS.get(entry['dataset'], entry['dataset'])}: {entry['defense']['label']}"
+                label = f"{DATASET_LABELS.get(entry['dataset'], entry['dataset'])}: {entry['label']}"
                 series.append((label + (f" [{others}]" if others else ""), sorted(points)))
     return series
 

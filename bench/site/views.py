@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-import numpy as np
 import pandas as pd
 
 from bench.report.aggregate import aggregate, config_fields, diverged_cells, ok_rows, victim_fields, victim_view
@@ -20,6 +19,7 @@ from bench.report.labels import privacy_direction
 from bench.report.worst_case import IMAGE, TABULAR, worst_case
 from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
 from bench.site.values import key_of, numeric_factors
+from bench.site.worst import seed_worst_rows
 
 VICTIM_STATS = ("accuracy", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity", "perplexity_inflation")
 
@@ -36,10 +36,10 @@ class ProfileViews:
         victim: ``{key: {metric: aggregate row}}`` of :data:`VICTIM_STATS`.
         attacks: ``{key: {(attack, settings key): {metric: aggregate row}}}`` of every privacy metric.
         worst: ``{key: {metric: worst-case row}}``, over the image attacks and over the tabular ones
-            (the HAR probes, each the only one recording its metric).
+            (the HAR probes, each the only one recording its metric): the strongest attack seed by
+            seed (:func:`bench.site.worst.seed_worst_rows`, its winners under ``seeds``).
         floor: ``{(dataset, victim, cut): {metric: floor row}}``.
         prior_seeds: ``{(dataset, victim, cut, metric): finite per-seed values}``.
-        seed_values: ``{(key, attack, settings key, metric): finite per-seed means}`` (diverged cells left out).
         diverged: ids of the cells whose ``diverged`` metric is 1.
         convergence: ``{(key, attack, key of the settings but the budget, budget): Convergence}`` of every
             budget stored (:func:`bench.report.convergence.judge_cells`: seed by seed on the same victims).
@@ -54,7 +54,6 @@ class ProfileViews:
     worst: dict = field(default_factory=lambda: defaultdict(dict))
     floor: dict = field(default_factory=lambda: defaultdict(dict))
     prior_seeds: dict = field(default_factory=dict)
-    seed_values: dict = field(default_factory=dict)
     diverged: set = field(default_factory=set)
     convergence: dict = field(default_factory=dict)
 
@@ -88,29 +87,16 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
         for row in aggregate(attacked, metrics=metrics, level=level).to_dict("records"):
             slot = views.attacks[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})
             slot[row["metric"]] = row
-    for kind in (IMAGE, TABULAR):
+    for kind in (IMAGE, TABULAR):  # seed by seed; the seed-mean worst case only where no seed has one (its note)
         for row in worst_case(table, level=level, kind=kind).to_dict("records"):
             views.worst[key_of(row, fields)][row["metric"]] = row
+        for key, rows in seed_worst_rows(table, fields=fields, attack_fields=attack_fields, kind=kind, level=level).items():
+            views.worst[key].update(rows)
     for row in prior_floor(table, level=level).to_dict("records"):
         views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row
     for row in prior_seed_values(table).dropna(subset=["value"]).to_dict("records"):
         views.prior_seeds.setdefault(key_of(row, (*FLOOR_KEYS, "metric")), []).append(float(row["value"]))
     for row in judge_cells(attacked, by=[*fields, *views.other_settings]).to_dict("records"):
         views.convergence[(key_of(row, fields), row["attack"], key_of(row, views.other_settings), row["budget"])] = row["convergence"]
-    kept = attacked[attacked["metric"].isin(metrics) & ~attacked["cell_id"].isin(views.diverged)]
-    views.seed_values = _seed_values(kept, fields, attack_fields)
     return views
 
-
-def _seed_values(rows: pd.DataFrame, fields: list[str], attack_fields: list[str]) -> dict:
-    """Per (configuration, attack, settings, metric): the finite per-seed means."""
-    rows = rows[np.isfinite(rows["value"].astype(float))]
-    if rows.empty:
-        return {}
-    by = [*fields, "attack", *attack_fields, "metric", "seed"]
-    means = rows.groupby(by, dropna=False)["value"].mean().reset_index()
-    out: dict = {}
-    for row in means.to_dict("records"):
-        index = (key_of(row, fields), row["attack"], key_of(row, attack_fields), row["metric"])
-        out.setdefault(index, []).append(float(row["value"]))
-    return out

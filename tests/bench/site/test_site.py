@@ -50,8 +50,8 @@ def test_every_page_is_written(site, grid):
     assert {p.name for p in (site / "assets").iterdir()} == {"site.css", "sort.js"}
     assert (site / "plots" / "convergence-decoder-ref.png").is_file()  # raw's decoder at budgets 1 and 4
     assert not (site / "plots" / "convergence-prior.png").exists()
-    assert {p.name for p in (site / "plots").glob("pareto-*.png")} == {"pareto-digits-smoke-raw.png",
-                                                                       "pareto-digits-smoke-lightsplit-f.png"}
+    assert {p.name for p in (site / "plots").glob("pareto-*.png")} == {"pareto-digits-smoke-mnistnet-split-2-raw.png",
+                                                                       "pareto-digits-smoke-mnistnet-split-2-lightsplit-f.png"}
     assert all((grid / "grids" / p.name).read_bytes() == p.read_bytes() for p in (site / "grids").iterdir())
 
 
@@ -72,11 +72,11 @@ def test_links_are_relative_and_resolve_inside_the_site(site):
     assert "url(" not in (site / "assets" / "site.css").read_text()
 
 
-def test_the_index_ranks_by_worst_case_within_each_cr(site):
+def test_the_index_ranks_by_worst_case_within_each_bytes_group(site):
     index = (site / "index.html").read_text()
-    assert "digits (smoke profile): ranked by worst-case SSIM ↓" in index
+    assert "digits · mnistnet/split-2 (smoke profile): ranked by worst-case SSIM ↓" in index
     rows = re.findall(r'<td data-key="defense" data-sort="([^"]+)"', index)
-    assert rows == ["Raw", "LightSplit-F (CR 8×)"]  # uncompressed first, then CR 8
+    assert rows == ["Raw", "LightSplit-F (CR 8×)"]  # uncompressed first, then 8× fewer bytes
     for entry in (site / "entries").glob("*.json"):
         assert f'href="entries/{entry.name}"' in index
     headers = re.findall(r'<th data-key="(\w+)" data-type="(num|text)">', index)
@@ -101,7 +101,7 @@ def test_a_defense_page_shows_its_description_rows_plot_and_grids_beside_raws(si
     page = (site / "defenses" / "lightsplit-f.html").read_text()
     assert "Paper</dt><dd>LightSplit (arXiv:2605.13265)" in page and "<code>cr</code>" in page
     assert page.count('data-key="defense" data-sort="LightSplit-F (CR 8×)"') == 1
-    assert '<img class="plot" src="../plots/pareto-digits-smoke-lightsplit-f.png"' in page
+    assert '<img class="plot" src="../plots/pareto-digits-smoke-mnistnet-split-2-lightsplit-f.png"' in page
     grids = re.findall(r'<img class="grid" src="\.\./grids/(\w+)\.png" alt="([^"]+)"', page)
     assert [alt for _, alt in grids] == ["decoder-ref: Raw, seed 0", "decoder-ref: LightSplit-F (CR 8×), seed 0",
                                          "prior: Raw, seed 0", "prior: LightSplit-F (CR 8×), seed 0"]

@@ -53,7 +53,7 @@ def test_index_renders_and_sorts_by_a_clicked_header(browser, site, tmp_path):
     open_page(browser, site / "index.html", tmp_path / "index.png")
     assert (tmp_path / "index.png").stat().st_size > 0
     assert browser.evaluate("document.title").startswith("Split-learning cut-layer privacy leaderboard")
-    table = "board-digits-smoke"
+    table = "board-digits-smoke-mnistnet-split-2"
     assert browser.evaluate(COLUMN_VALUES.format(table=table, key="defense")) == ["Raw", "LightSplit-F (CR 8×)"]
     click_header(browser, table, "defense")
     assert browser.evaluate(COLUMN_VALUES.format(table=table, key="defense")) == ["LightSplit-F (CR 8×)", "Raw"]

@@ -1,0 +1,119 @@
+"""Boards, row labels, bytes groups and flags, on entries made by hand (issue 40, items 1, 2, 3, 7)."""
+from __future__ import annotations
+
+import copy
+
+import pytest
+
+from bench.site.entries import entry_flags
+from bench.site.pages import boards
+from bench.site.ranking import board_position, rank_entries
+from bench.site.row_labels import LabelDefaults, board_title, defense_row_label, duplicate_labels, row_label
+
+DEFAULTS = LabelDefaults(victims={"mnist": ("mnistnet", "split-2")}, knobs={"lightsplit-l": {"width": 512}})
+SETTING = {"protocol": "ushaped", "heads": "sch", "partition": "iid", "alpha": None, "clients": 1}
+
+
+def stat(mean: float | None, ci: float | None = None, n: int = 3) -> dict:
+    return {"mean": mean, "ci95": ci, "n": n if mean is not None else 0, "n_runs": n, "n_diverged": 0, "note": None}
+
+
+def entry(defense: str = "raw", *, bytes_: float = 4608.0, ssim: float | None = 0.5, ci: float | None = 0.01,
+          seeds: int = 3, measured: bool = True, accuracy: tuple[float, float | None] = (0.9, 0.01), victim: str = "mnistnet",
+          cut: str = "split-2", **changes) -> dict:
+    """One entry as :func:`bench.site.entries.build_entries` makes it, with the fields the boards read."""
+    setting = {**SETTING, **{k: v for k, v in changes.items() if k in SETTING}}
+    knobs = {"lambda_wcc": 0.0, **{k: v for k, v in changes.items() if k not in SETTING}}
+    winners = [{"seed": s, "attack": "decoder-ref", "settings": {"budget": 1.0}, "value": ssim} for s in range(seeds)]
+    worst = {} if ssim is None else {"ssim": {
+        "attack": "decoder-ref", "settings": {"budget": 1.0}, "stat": stat(ssim, ci, seeds), "floor_metric": "ssim",
+        "floor": stat(0.3), "leakage": {"gap": 0.2, "noise": 0.05, "measured": measured}, "seeds": winners}}
+    made = {
+        "entry_id": f"e{id(knobs)}", "profile": "cpu", "dataset": "mnist", "victim": victim, "cut": cut, "setting": setting,
+        "defense": {"name": defense, "label": defense_row_label(defense, knobs, DEFAULTS), "knobs": knobs},
+        "seeds": list(range(3)), "accuracy": stat(*accuracy), "attacks": [], "worst_case": worst,
+        "bytes_per_sample": {"up": stat(bytes_), "down": stat(bytes_)},
+        "flags": {"failed_cells": [], "diverged_cells": [], "not_converged": []},
+    }
+    made["label"] = row_label(made, DEFAULTS)
+    return made
+
+
+def ranked(*entries: dict) -> list[dict]:
+    entries = [copy.deepcopy(e) for e in entries]
+    rank_entries(entries)
+    for e in entries:
+        e["flags"] = entry_flags(e, **e["flags"])
+    return sorted(entries, key=board_position)  # as build_entries orders them
+
+
+def board_rows(entries: list[dict]) -> dict[str, list[dict]]:
+    return {b.title: b.rows for b in boards(entries)}
+
+
+def test_labels_name_the_victim_cut_and_setting_off_their_defaults_and_knobs_off_theirs():
+    assert entry()["label"] == "Raw"
+    assert entry(victim="simplecnn", cut="l2h")["label"] == "Raw · simplecnn/l2h"
+    assert entry(clients=5, partition="dirichlet", alpha=0.5, heads="pch")["label"] == "Raw · 5 clients, Dirichlet α=0.5, PCH"
+    assert entry(protocol="vanilla")["label"] == "Raw · VSL"
+    assert entry("lightsplit-l", cr=8.0, width=512)["label"] == "LightSplit-L (CR 8×)"  # the width's default left out
+    assert entry("lightsplit-l", cr=8.0, width=256, lambda_wcc=0.1)["label"] == "LightSplit-L (CR 8×, λ_WCC=0.1, m=256)"
+    assert entry("block-local", cr=8.0, tile=1.0)["label"] == "Block-local (CR 8×, b=1)"  # no default known: shown
+
+
+def test_each_victim_cut_and_setting_gets_its_own_board_and_rows_never_share_a_label():
+    entries = ranked(entry(), entry(clients=5), entry(clients=5, heads="pch"), entry(victim="simplecnn", cut="l2h"),
+                     entry("lightsplit-f", cr=8.0, bytes_=576.0), entry("lightsplit-f", cr=8.0, bytes_=576.0, clients=5))
+    rows = board_rows(entries)
+    assert set(rows) == {"MNIST · mnistnet/split-2 (cpu profile)", "MNIST · mnistnet/split-2, 5 clients (cpu profile)",
+                         "MNIST · mnistnet/split-2, 5 clients, PCH (cpu profile)", "MNIST · simplecnn/l2h (cpu profile)"}
+    assert [r["defense"].text for r in rows["MNIST · mnistnet/split-2, 5 clients (cpu profile)"]] == [
+        "Raw · 5 clients", "LightSplit-F (CR 8×) · 5 clients"]
+    assert all(duplicate_labels(r["defense"].text for r in board) == {} for board in rows.values())
+    per_client_heads = next(e for e in entries if e["setting"]["heads"] == "pch")
+    assert board_title(per_client_heads) == "MNIST · mnistnet/split-2, 5 clients, PCH (cpu profile)"
+
+
+def test_a_label_collision_on_a_board_is_found():
+    """Two rows of one board whose only difference the label leaves out (an explicit default width)."""
+    entries = ranked(entry("lightsplit-l", cr=8.0, width=512, bytes_=576.0), entry("lightsplit-l", cr=8.0, bytes_=576.0))
+    (rows,) = board_rows(entries).values()
+    assert duplicate_labels(r["defense"].text for r in rows) == {"LightSplit-L (CR 8×)": 2}
+
+
+def test_rows_are_grouped_by_measured_bytes_and_a_nominal_cr_the_bytes_disagree_with_is_marked():
+    """A learned 1×1 at "CR 16×" sends 576 B, as much as the CR 8 rows: it is ranked with them, marked."""
+    entries = ranked(entry(bytes_=4608.0, ssim=0.95), entry("lightsplit-f", cr=8.0, bytes_=576.0, ssim=0.9),
+                     entry("learned-1x1", cr=16.0, bytes_=576.0, ssim=0.8), entry("lightsplit-f", cr=16.0, bytes_=288.0, ssim=0.7),
+                     entry("topk", cr=8.0, bytes_=480.0, ssim=0.85))
+    learned = next(e for e in entries if e["defense"]["name"] == "learned-1x1")
+    assert learned["bytes_group"] == {"bytes": 1152.0, "reference_bytes": 9216.0, "measured_cr": 8.0, "group_cr": 8.0,
+                                      "nominal_cr": 16.0, "matches_nominal": False}
+    (rows,) = board_rows(entries).values()
+    shown = [(r["rank"].text, r["defense"].text, r["cr"].text) for r in rows]
+    assert shown == [("1", "Raw", "none"), ("1", "Learned 1×1 (CR 16×)", "16× (measured 8×)"),
+                     ("2", "top-K (CR 8×)", "8×"), ("3", "LightSplit-F (CR 8×)", "8×"), ("1", "LightSplit-F (CR 16×)", "16×")]
+
+
+def test_a_single_seed_worst_case_is_marked_and_counted_as_one():
+    (one,) = ranked(entry("lightsplit-f", cr=8.0, bytes_=576.0, ssim=0.884, ci=None, seeds=1))
+    row = boards([one])[0].rows[0]
+    assert one["flags"]["single_seed_worst_case"] and one["flags"]["flagged"]
+    assert row["worst"].text == "0.884 (1 seed)" and row["seeds"].text == "1 of 3"
+    assert "worst case from 1 seed" in row["flags"].text
+
+
+def test_a_worst_case_within_noise_of_the_floor_ranked_first_carries_its_flag():
+    entries = ranked(entry("lightsplit-l", cr=16.0, bytes_=288.0, ssim=0.285, ci=0.43, measured=False),
+                     entry("lightsplit-f", cr=16.0, bytes_=288.0, ssim=0.8))
+    first = boards(entries)[0].rows[0]
+    assert first["rank"].text == "1" and first["defense"].text == "LightSplit-L (CR 16×)"
+    assert "(not above floor)" in first["worst"].text and "worst case not above floor" in first["flags"].text
+    assert first["flags"].sort >= 1  # the row is flagged (the page marks flagged rows)
+
+
+@pytest.mark.parametrize("accuracy, ssim_ci, wide", [((0.532, 0.929), 0.01, ["accuracy"]), ((0.9, 0.01), 1.067, ["ssim"]),
+                                                     ((0.9, 0.49), 0.99, [])])
+def test_a_ci_wider_than_the_metrics_range_is_flagged(accuracy, ssim_ci, wide):
+    (one,) = ranked(entry("lightsplit-f", cr=8.0, bytes_=576.0, ssim=0.31, ci=ssim_ci, accuracy=accuracy))
+    assert one["flags"]["wide_ci"] == wide and one["flags"]["flagged"] == bool(wide)
