@@ -40,7 +40,7 @@ from bench.site.pages import (
 )
 from bench.site.plots import convergence_plot, pareto_plot
 from bench.site.records import record_files
-from bench.site.row_labels import board_key
+from bench.site.row_labels import LabelDefaults, board_key, context_parts
 from bench.site.schema import SCHEMA_FILE, SCHEMA_VERSION, schema_problems
 
 SITE_MARKERS = ("index.html", "entries")  # what makes an existing folder a site this may replace
@@ -78,17 +78,18 @@ def build_site(*, table: pd.DataFrame, sources: dict[str, str], out: Path) -> li
     """
     out = Path(out)
     check_out(out)
-    entries = build_entries(table, records=record_files(sources))
+    label_defaults = LabelDefaults.from_registries(table["dataset"].dropna().unique(), table["defense"].dropna().unique())
+    entries = build_entries(table, records=record_files(sources), label_defaults=label_defaults)
     folders = list(dict.fromkeys(sources.values()))
     first_folder: dict[tuple, int] = {}
     for entry in entries:
         board = board_key(entry)
         first_folder[board] = min([first_folder.get(board, len(folders)), *(folders.index(r["results"]) for r in entry["records"])])
-    # Boards in the order their folders were given; a dataset's boards together, its default setting's first.
-    dataset_first = {}
+    # A dataset's boards together, in the order their folders were given; the fewest parts off the defaults first.
+    dataset_first: dict[tuple, int] = {}
     for board, index in first_folder.items():
         dataset_first[board[:2]] = min(dataset_first.get(board[:2], index), index)
-    entries.sort(key=lambda e: (dataset_first[board_key(e)[:2]], first_folder[board_key(e)]))
+    entries.sort(key=lambda e: (dataset_first[board_key(e)[:2]], len(context_parts(e, label_defaults)), first_folder[board_key(e)]))
     for entry in entries:
         problems = schema_problems(entry)
         if problems:  # the builder's own bug, never the input's

@@ -168,6 +168,12 @@ def cr_cell(entry: dict) -> Cell:
     return Cell(text, measured if measured is not None else (nominal or 1.0), title=title)
 
 
+def attack_text(attack: str, settings: dict, defaults: dict[str, dict]) -> str:
+    """``sdar (budget=4)``: the attack with its settings off their defaults."""
+    text = settings_text(settings, defaults.get(attack))
+    return attack + (f" ({text})" if text else "")
+
+
 def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str, Cell]:
     """One leaderboard row of ``entry``."""
     ranking = entry["ranking"]
@@ -178,15 +184,15 @@ def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str
     if worst is not None:
         leakage = worst["leakage"]
         unmeasured = leakage is not None and not leakage["measured"]
-        winners = ", ".join(f"seed {s['seed']}: {s['attack']}" for s in worst["seeds"])
+        named = attack_text(worst["attack"], worst["settings"], defaults)
+        winners = [(s["seed"], attack_text(s["attack"], s["settings"], defaults)) for s in worst["seeds"]]
+        listed = ", ".join(f"seed {seed}: {text}" for seed, text in winners)
         worst_cell = Cell(stat_text(worst["stat"], metric) + (" (not above floor)" if unmeasured else ""), worst["stat"]["mean"],
                           title=("within noise of the prior's floor: no leakage measured; " if unmeasured else "")
-                          + f"strongest attack per seed ({winners or 'none'})")
-        settings = settings_text(worst["settings"], defaults.get(worst["attack"]))
-        won = sum(s["attack"] == worst["attack"] and s["settings"] == worst["settings"] for s in worst["seeds"])
-        share = f" on {won} of {len(worst['seeds'])} seeds" if won < len(worst["seeds"]) else ""
-        attack_cell = Cell(worst["attack"] + (f" ({settings})" if settings else "") + share, worst["attack"],
-                           href=attack_href(worst["attack"]))
+                          + f"strongest attack per seed ({listed or 'none'})")
+        won = sum(text == named for _, text in winners)
+        share = f" on {won} of {len(winners)} seeds" if won < len(winners) else ""
+        attack_cell = Cell(named + share, worst["attack"], href=attack_href(worst["attack"]))
         floor_cell = Cell(stat_text(worst["floor"], worst["floor_metric"]), (worst["floor"] or {}).get("mean"))
     accuracy = entry["accuracy"]
     return {

@@ -117,3 +117,19 @@ def test_a_worst_case_within_noise_of_the_floor_ranked_first_carries_its_flag():
 def test_a_ci_wider_than_the_metrics_range_is_flagged(accuracy, ssim_ci, wide):
     (one,) = ranked(entry("lightsplit-f", cr=8.0, bytes_=576.0, ssim=0.31, ci=ssim_ci, accuracy=accuracy))
     assert one["flags"]["wide_ci"] == wide and one["flags"]["flagged"] == bool(wide)
+
+
+def test_the_worst_attack_says_on_how_many_seeds_it_was_the_strongest():
+    (one,) = ranked(entry("lightsplit-l", cr=8.0, bytes_=576.0, ssim=0.779, ci=0.296))
+    one["worst_case"]["ssim"]["attack"] = "decoder-z"
+    one["worst_case"]["ssim"]["seeds"] = [
+        {"seed": 0, "attack": "decoder-z", "settings": {"budget": 1.0}, "value": 0.916},
+        {"seed": 1, "attack": "decoder-ref", "settings": {"budget": 1.0, "precision": "float32"}, "value": 0.701},
+        {"seed": 2, "attack": "decoder-ref", "settings": {"budget": 1.0}, "value": 0.721}]
+    defaults = {"decoder-ref": {"budget": 1.0, "precision": "float32"}, "decoder-z": {"budget": 1.0}}
+    row = boards([one], defaults=defaults)[0].rows[0]
+    assert row["worst_attack"].text == "decoder-z on 1 of 3 seeds"
+    assert row["worst"].title == "strongest attack per seed (seed 0: decoder-z, seed 1: decoder-ref, seed 2: decoder-ref)"
+    one["worst_case"]["ssim"]["attack"] = "decoder-ref"  # an explicit default setting is the same attacker
+    one["worst_case"]["ssim"]["settings"] = {"budget": 1.0}
+    assert boards([one], defaults=defaults)[0].rows[0]["worst_attack"].text == "decoder-ref on 2 of 3 seeds"
