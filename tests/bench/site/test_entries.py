@@ -101,6 +101,19 @@ def test_accuracy_bytes_attacks_worst_case_and_floor(smoke_entries):
     assert all(w["floor_metric"] == m for m, w in lightsplit["worst_case"].items())  # no min-max scoring here
     assert lightsplit["ranking"] == {"metric": "ssim", "direction": -1, "value": worst["stat"]["mean"], "attack": "decoder-ref", "n": 2}
     assert not any(m.endswith(("_black", "_grey")) for m in lightsplit["floor"]["metrics"])  # baselines, not floors
+    assert lightsplit["label"] == "LightSplit-F (CR 8×)"  # digits' default victim and setting: nothing to add
+    assert lightsplit["bytes_group"]["group_cr"] == 8.0 and lightsplit["bytes_group"]["matches_nominal"] is True
+
+
+def test_the_worst_case_takes_the_strongest_budget_seed_by_seed(grid, smoke_entries):
+    """Raw's decoder at budgets 1 and 4 on seed 0, at 1 on seed 1: seed 0 takes the stronger of the two."""
+    ssim = _ssim(grid, "raw")
+    raw = by_defense(smoke_entries, "raw")
+    worst = raw["worst_case"]["ssim"]
+    expected = [max(ssim[1.0, 0], ssim[4.0, 0]), ssim[1.0, 1]]
+    assert [(s["seed"], s["attack"]) for s in worst["seeds"]] == [(0, "decoder-ref"), (1, "decoder-ref")]
+    assert [s["value"] for s in worst["seeds"]] == pytest.approx(expected)
+    assert worst["stat"]["mean"] == pytest.approx(sum(expected) / 2) and worst["stat"]["n"] == raw["ranking"]["n"] == 2
 
 
 def _ssim(grid: Path, defense: str) -> dict[tuple[float, int], float]:
