@@ -4,6 +4,9 @@
 - :mod:`bench.site.records`: where each stored record lies and the sha256 of its file.
 - :mod:`bench.site.views`: one profile's statistics, looked up by configuration (:mod:`bench.site.values`: as JSON holds them).
 - :mod:`bench.site.entries`: one leaderboard entry per (profile, dataset, victim, cut, defense, knobs).
+- :mod:`bench.site.worst`: the worst case, the strongest attack seed by seed, then mean ± CI over those seeds.
+- :mod:`bench.site.row_labels`: row labels (the parts off their defaults) and the board each row is on.
+- :mod:`bench.site.ranking`: bytes groups (measured bytes per sample) and the order of rows on a board.
 - :mod:`bench.site.integrity`: entries checked against the records they name (``bench verify --integrity``).
 - :mod:`bench.site.catalog`: what the registries say about each defense and attack.
 - :mod:`bench.site.plots`: the site's Pareto and convergence plots.
