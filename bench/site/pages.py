@@ -11,13 +11,14 @@ from dataclasses import dataclass, field
 
 from markupsafe import Markup, escape
 
-from bench.report.labels import MINUS, metric_label, number
+from bench.report.labels import MINUS, ci_wider_than_range, metric_label, number
 from bench.site.entries import FLAGGED_VERDICTS, slug
 from bench.site.ranking import group_of
 from bench.site.row_labels import LabelDefaults, board_key, board_title, context_parts
 
 DASH = "—"
 SINGLE_SEED = "(1 seed)"
+WIDE_CI = "(CI wider than its range)"
 
 
 @dataclass
@@ -71,12 +72,14 @@ def attack_href(name: str) -> str:
 
 def stat_text(stat: dict | None, metric: str) -> str:
     """``mean ± ci`` in the metric's display units (``—`` without a mean; a single seed's value,
-    which has no interval, marked ``(1 seed)``)."""
+    which has no interval, marked ``(1 seed)``; an interval wider than the metric's whole range
+    marked ``(CI wider than its range)``)."""
     if not stat or stat["mean"] is None:
         return DASH
     text = number(stat["mean"], metric)
     if stat["ci95"] is not None:
-        return text + f" ± {number(stat['ci95'], metric)}"
+        wide = f" {WIDE_CI}" if ci_wider_than_range(stat["mean"], stat["ci95"], metric) else ""
+        return text + f" ± {number(stat['ci95'], metric)}" + wide
     return text + (f" {SINGLE_SEED}" if stat["n"] == 1 else "")
 
 

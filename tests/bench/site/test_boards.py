@@ -6,7 +6,7 @@ import copy
 import pytest
 
 from bench.site.entries import entry_flags
-from bench.site.pages import boards
+from bench.site.pages import WIDE_CI, attack_rows, boards
 from bench.site.ranking import board_position, rank_entries
 from bench.site.row_labels import LabelDefaults, board_title, defense_row_label, duplicate_labels, row_label
 
@@ -117,6 +117,12 @@ def test_a_worst_case_within_noise_of_the_floor_ranked_first_carries_its_flag():
 def test_a_ci_wider_than_the_metrics_range_is_flagged(accuracy, ssim_ci, wide):
     (one,) = ranked(entry("lightsplit-f", cr=8.0, bytes_=576.0, ssim=0.31, ci=ssim_ci, accuracy=accuracy))
     assert one["flags"]["wide_ci"] == wide and one["flags"]["flagged"] == bool(wide)
+    row = boards([one])[0].rows[0]
+    assert [metric for key, metric in (("accuracy", "accuracy"), ("worst", "ssim")) if WIDE_CI in row[key].text] == wide
+    one["attacks"] = [{"attack": "sdar", "settings": {"budget": 16.0}, "headline_metric": "ssim",
+                       "metrics": {"ssim": stat(0.31, ssim_ci)}, "convergence": {"verdict": "unknown", "larger": 64.0, "seeds": []}}]
+    (attack_row,) = attack_rows([one], "sdar")  # an attack's own page marks it too
+    assert (WIDE_CI in attack_row["headline"].text) == ("ssim" in wide)
 
 
 def test_the_worst_attack_says_on_how_many_seeds_it_was_the_strongest():
