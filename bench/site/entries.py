@@ -26,7 +26,7 @@ from bench.report.labels import ci_wider_than_range, privacy_direction, split_sc
 from bench.run.record import FAILED
 from bench.site.ranking import board_position, rank_entries
 from bench.site.records import RecordFile
-from bench.site.row_labels import SETTING_FIELDS, LabelDefaults, defense_row_label, knob_text, row_label
+from bench.site.row_labels import SETTING_FIELDS, LabelDefaults, defense_row_label, disambiguate, knob_text, row_label
 from bench.site.schema import SCHEMA_VERSION
 from bench.site.values import as_int, key_of, plain, stat
 from bench.site.views import ProfileViews, profile_views
@@ -58,6 +58,7 @@ def build_entries(table: pd.DataFrame, *, records: Mapping[str, RecordFile], lev
         views = profile_views(table[table["profile"] == profile], level=level)
         for key, cells in views.cells.groupby("_key", sort=False):
             entries.append(_entry(dict(zip(views.fields, key)), cells, views, records, label_defaults))
+    disambiguate(entries, label_defaults)
     rank_entries(entries)
     for entry in entries:
         entry["flags"] = entry_flags(entry, **entry["flags"])

@@ -135,3 +135,18 @@ def board_title(entry: Mapping) -> str:
 def duplicate_labels(labels: Iterable[str]) -> dict[str, int]:
     """Every label given more than once, with its count."""
     return {label: n for label, n in Counter(labels).items() if n > 1}
+
+
+def disambiguate(entries: list[dict], defaults: LabelDefaults) -> None:
+    """Relabel the rows of a board that would share a label with every knob shown, defaults included
+    (two stored configurations that differ only in a knob set to its default and one left unset)."""
+    boards: dict[tuple, list[dict]] = {}
+    for entry in entries:
+        boards.setdefault(board_key(entry), []).append(entry)
+    every_knob = dataclasses.replace(defaults, knobs={})
+    for board in boards.values():
+        shared = duplicate_labels(e["label"] for e in board)
+        for entry in board:
+            if entry["label"] in shared:
+                entry["defense"]["label"] = defense_row_label(entry["defense"]["name"], entry["defense"]["knobs"], every_knob)
+                entry["label"] = row_label(entry, defaults)

@@ -8,7 +8,7 @@ import pytest
 from bench.site.entries import entry_flags
 from bench.site.pages import WIDE_CI, attack_rows, boards
 from bench.site.ranking import board_position, rank_entries
-from bench.site.row_labels import LabelDefaults, board_title, defense_row_label, duplicate_labels, row_label
+from bench.site.row_labels import LabelDefaults, board_title, defense_row_label, disambiguate, duplicate_labels, row_label
 
 DEFAULTS = LabelDefaults(victims={"mnist": ("mnistnet", "split-2")}, knobs={"lightsplit-l": {"width": 512}})
 SETTING = {"protocol": "ushaped", "heads": "sch", "partition": "iid", "alpha": None, "clients": 1}
@@ -79,6 +79,8 @@ def test_a_label_collision_on_a_board_is_found():
     entries = ranked(entry("lightsplit-l", cr=8.0, width=512, bytes_=576.0), entry("lightsplit-l", cr=8.0, bytes_=576.0))
     (rows,) = board_rows(entries).values()
     assert duplicate_labels(r["defense"].text for r in rows) == {"LightSplit-L (CR 8×)": 2}
+    disambiguate(entries, DEFAULTS)  # as build_entries does: those two rows show every knob
+    assert sorted(e["label"] for e in entries) == ["LightSplit-L (CR 8×)", "LightSplit-L (CR 8×, m=512)"]
 
 
 def test_rows_are_grouped_by_measured_bytes_and_a_nominal_cr_the_bytes_disagree_with_is_marked():
