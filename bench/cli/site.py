@@ -24,11 +24,12 @@ from bench.cli.common import plugin_option
               help="The site's folder (created; a site already there is replaced).")
 def site_command(results_dirs: tuple[Path, ...], out: Path) -> None:
     """Build a static leaderboard site that opens from file:// (no server, nothing from the network):
-    one leaderboard per dataset ranked by worst-case leakage, a page per defense and per attack, and
-    one JSON entry per row under OUT/entries/."""
+    one leaderboard per (profile, dataset, victim and cut, setting) ranked by worst-case leakage, a
+    page per defense, per attack and per entry, and one JSON entry per row under OUT/entries/."""
     from bench.cli.report import load_results
     from bench.site.build import SiteOutError, build_site, check_out
     from bench.site.records import MissingRecordError, combine_tables
+    from bench.site.row_labels import board_key
 
     started = time.perf_counter()
     try:
@@ -44,6 +45,6 @@ def site_command(results_dirs: tuple[Path, ...], out: Path) -> None:
         entries = build_site(table=table, sources=sources, out=out)
     except MissingRecordError as err:
         raise click.BadParameter(str(err), param_hint="--results") from None
-    boards = len({(e["profile"], e["dataset"]) for e in entries})
+    boards = len({board_key(e) for e in entries})
     click.echo(f"wrote {out}/index.html: {boards} leaderboards, {len(entries)} entries in {out}/entries "
                f"({time.perf_counter() - started:.1f} s)")

@@ -13,6 +13,7 @@ from __future__ import annotations
 import warnings
 
 DEFAULT_DELTA = 1e-5
+ACCOUNTANT = "Opacus RDP accountant (replace-one adjacency, sampling rate 1)"  # what gaussian_release_epsilon uses
 
 
 def gaussian_release_epsilon(*, sigma: float, releases: int, delta: float = DEFAULT_DELTA) -> float:

@@ -10,6 +10,12 @@ PRIVACY_DIRECTION: dict[str, int] = {
     "median_r2": -1, "recon_holdout_median_r2": -1, "reid_accuracy": -1,
 }
 UTILITY_METRICS = frozenset({"accuracy", "accuracy_delta_vs_raw", "best_val_perplexity", "perplexity_inflation"})
+# The victim's own measurements (no attack): +1 a larger value is better for the defended row, -1 a smaller one.
+VICTIM_DIRECTION: dict[str, int] = {
+    "accuracy": 1, "accuracy_delta_vs_raw": 1, "best_val_perplexity": -1, "perplexity_inflation": -1,
+    "bytes_up_per_sample": -1, "bytes_down_per_sample": -1, "realized_cr": 1,
+    "dp_epsilon_total": -1, "dp_epsilon_per_release": -1,  # a smaller ε is a stronger guarantee
+}
 
 METRIC_LABELS = {
     "accuracy": "Acc. (%)", "mse": "MSE", "psnr": "PSNR", "ssim": "SSIM", "lpips": "LPIPS",
@@ -90,6 +96,14 @@ def privacy_direction(metric: str) -> int:
 def arrow(metric: str) -> str:
     """``↑`` or ``↓``: the direction of more privacy; empty for utility and other metrics."""
     return {1: "↑", -1: "↓"}.get(privacy_direction(metric), "")
+
+
+def better_arrow(metric: str) -> str:
+    """``↑`` or ``↓``: the direction in which ``metric`` is better for the defended row: more privacy
+    for an attack's metric (:data:`PRIVACY_DIRECTION`), else :data:`VICTIM_DIRECTION`; empty for
+    a metric that declares neither."""
+    direction = privacy_direction(metric) or VICTIM_DIRECTION.get(metric, VICTIM_DIRECTION.get(base_metric(metric), 0))
+    return {1: "↑", -1: "↓"}.get(direction, "")
 
 
 def metric_label(metric: str) -> str:

@@ -3,6 +3,7 @@
 Layout (every link relative, nothing loaded from the network, so it opens from ``file://``)::
 
     index.html                 one leaderboard per (profile, dataset, victim, cut, setting)
+    entries/<entry_id>.html    one page per entry: its row, attacks, paper values, DP, how to reproduce it, code
     defenses/<defense>.html    description, knobs, rows, Pareto plot, grids beside raw's
     attacks/<attack>.html      threat model, requirements, knobs, configuration per profile, convergence plot
     entries/<entry_id>.json    one leaderboard entry each (entry.schema.json)
@@ -28,9 +29,11 @@ import pandas as pd
 from bench.report.convergence import RELATIVE_TOLERANCE, SSIM_TOLERANCE
 from bench.site.catalog import attack_info, defense_info
 from bench.site.entries import build_entries, slug
+from bench.site.entry_page import entry_page_values
+from bench.site.markup import paper_markup, paragraphs
 from bench.site.pages import (
-    ATTACK_COLUMNS,
     GridGroup,
+    attack_columns,
     attack_href,
     attack_rows,
     boards,
@@ -113,6 +116,8 @@ def _write(site: Path, *, entries: list[dict], table: pd.DataFrame, sources: dic
     env = Environment(loader=PackageLoader("bench.site", "templates"), autoescape=True, undefined=StrictUndefined,
                       trim_blocks=True, lstrip_blocks=True)
     env.filters["docstring"] = docstring_markup
+    env.filters["paragraphs"] = paragraphs
+    env.filters["paper"] = paper_markup
     env.filters["slug"] = slug
     package = resources.files("bench.site")
     (site / "entries").mkdir()
@@ -139,7 +144,9 @@ def _write(site: Path, *, entries: list[dict], table: pd.DataFrame, sources: dic
     defense_links = []
     for name in defenses:
         info = defense_info(name)
-        defense_links.append({"name": name, "label": info.label, "href": defense_href(name)})
+        defense_links.append({"name": name, "label": info.label, "href": defense_href(name),
+                              "links": list(dict.fromkeys(link for _, d in info.parts for link in d.links)),
+                              "venues": list(dict.fromkeys(v for _, d in info.parts for v in d.venues))})
         mine = [(b, [r for r, e in zip(b.rows, b.entries) if e["defense"]["name"] == name]) for b in all_boards]
         mine = [(b, rows) for b, rows in mine if rows]
         pareto = []
@@ -154,14 +161,20 @@ def _write(site: Path, *, entries: list[dict], table: pd.DataFrame, sources: dic
     attack_links = []
     for name in attacks:
         info = attack_infos[name]
-        attack_links.append({"name": name, "label": info.label, "href": attack_href(name), "threat_model": info.threat_model})
+        attack_links.append({"name": name, "label": info.label, "href": attack_href(name), "threat_model": info.threat_model,
+                             "links": info.described.links, "venues": info.described.venues})
         plot = convergence_plot(entries, attack=name, metric=info.headline_metric, path=site / "plots" / f"convergence-{slug(name)}.png")
         budgets = sorted({float(a["settings"].get("budget", 1.0)) for e in entries for a in e["attacks"] if a["attack"] == name})
         tolerance = f"{SSIM_TOLERANCE:g} SSIM" if info.headline_metric == "ssim" else \
             f"{RELATIVE_TOLERANCE:.0%} of its {info.headline_metric}"
         render("attack.html.j2", site / attack_href(name), root="../", title=f"Attack: {info.label}", info=info,
                budgets=[f"×{b:g}" for b in budgets], convergence=plot.relative_to(site).as_posix() if plot else None,
-               tolerance_text=tolerance, columns=ATTACK_COLUMNS, rows=attack_rows(entries, name, defaults=info.defaults))
+               tolerance_text=tolerance, columns=attack_columns(info.headline_metric),
+               rows=attack_rows(entries, name, defaults=info.defaults))
+    for board in all_boards:
+        for entry, row in zip(board.entries, board.rows):
+            render("entry.html.j2", site / "entries" / f"{entry['entry_id']}.html", root="../", title=f"Entry: {entry['label']}",
+                   **entry_page_values(entry, board=board, row=row, defaults=defaults))
     render("index.html.j2", site / "index.html", root="", title="Split-learning cut-layer privacy leaderboard",
            boards=all_boards, defenses=defense_links, attacks=attack_links,
            sources=sorted(set(sources.values())), n_entries=len(entries))

@@ -9,8 +9,12 @@ import dataclasses
 import inspect
 import re
 from dataclasses import dataclass, field
+from functools import cache
 
 from bench.report.labels import attack_label, defense_label
+from bench.site.markup import ARXIV_ABS, paper_links, venues
+
+NAMED_ARXIV = re.compile(r"([A-Z][\w-]+) \(arXiv:(\d{4}\.\d{4,5})\)")
 
 FIELD_KEYS = ("Paper:", "Threat model:")
 DROPPED_SECTIONS = ("Args:", "Attributes:", "Raises:", "Returns:", "Example:", "Examples:")
@@ -26,11 +30,19 @@ class KnobInfo:
 
 @dataclass(frozen=True)
 class Described:
-    """A docstring split into its description and its ``Paper:`` and ``Threat model:`` fields."""
+    """A docstring split into its description and its ``Paper:`` and ``Threat model:`` fields.
+
+    Attributes:
+        links: ``(arXiv:ID, abstract URL)`` of each paper the ``Paper:`` line names (by identifier, or
+            by a name another registered class's ``Paper:`` line gives one: ``LightSplit``).
+        venues: the venues with years it names (``CVPR 2024``).
+    """
 
     description: list[str] = field(default_factory=list)
     paper: str = ""
     threat_model: str = ""
+    links: list[tuple[str, str]] = field(default_factory=list)
+    venues: list[str] = field(default_factory=list)
 
 
 @dataclass(frozen=True)
@@ -58,9 +70,26 @@ class AttackInfo:
     defaults: dict[str, object] = field(default_factory=dict)
 
 
-def describe_docstring(doc: str | None) -> Described:
+@cache
+def known_papers() -> dict[str, str]:
+    """``{"LightSplit": "2605.13265"}``: the papers every registered attack's and defense's ``Paper:``
+    line names with an arXiv identifier (imports the registries: torch)."""
+    from attacks import ATTACKS
+    from defenses import DEFENSES, PAYLOAD_TRANSFORMS
+
+    found: dict[str, str] = {}
+    for registry in (ATTACKS, DEFENSES, PAYLOAD_TRANSFORMS):
+        for name in registry.names():
+            paper = describe_docstring(inspect.getdoc(registry.get(name))).paper
+            for title, arxiv in NAMED_ARXIV.findall(paper):
+                found.setdefault(title, arxiv)
+    return found
+
+
+def describe_docstring(doc: str | None, known: dict[str, str] | None = None) -> Described:
     """Paragraphs of ``doc`` with its ``Paper:`` and ``Threat model:`` fields taken out and its
-    ``Args:``-style sections (the constructor's) dropped."""
+    ``Args:``-style sections (the constructor's) dropped; ``known`` (:func:`known_papers`) links a
+    paper the ``Paper:`` line names without its identifier."""
     paragraphs: list[list[str]] = [[]]
     fields: dict[str, list[str]] = {}
     state = "text"  # or a field key, or "drop" inside an Args:-style section
@@ -85,7 +114,12 @@ def describe_docstring(doc: str | None) -> Described:
             state = "text"
             paragraphs[-1].append(stripped)
     text = [" ".join(p) for p in paragraphs if p]
-    return Described(text, " ".join(fields.get("Paper:", [])), " ".join(fields.get("Threat model:", [])))
+    paper = " ".join(fields.get("Paper:", []))
+    links = paper_links(paper)
+    for title, arxiv in (known or {}).items():
+        if re.search(rf"\b{re.escape(title)}\b", paper) and all(url != ARXIV_ABS + arxiv for _, url in links):
+            links.append((f"arXiv:{arxiv}", ARXIV_ABS + arxiv))
+    return Described(text, paper, " ".join(fields.get("Threat model:", [])), links, venues(paper))
 
 
 def _knobs(knobs) -> list[KnobInfo]:
@@ -111,8 +145,9 @@ def defense_info(name: str) -> DefenseInfo:
         knobs = _knobs(knobs_of(name))
     except (RegistryError, ValueError):
         return DefenseInfo(name, defense_label(name), registered=False)
+    known = known_papers()
     return DefenseInfo(name, defense_label(name), registered=True,
-                       parts=[(part, describe_docstring(inspect.getdoc(cls))) for part, cls in parts], knobs=knobs)
+                       parts=[(part, describe_docstring(inspect.getdoc(cls), known)) for part, cls in parts], knobs=knobs)
 
 
 def attack_info(name: str, *, profiles: list[str], recorded_headline: str = "") -> AttackInfo:
@@ -126,7 +161,7 @@ def attack_info(name: str, *, profiles: list[str], recorded_headline: str = "") 
         return AttackInfo(name, label, registered=False, headline_metric=recorded_headline)
     cls = ATTACKS.get(name)
     return AttackInfo(
-        name, label, registered=True, described=describe_docstring(inspect.getdoc(cls)),
+        name, label, registered=True, described=describe_docstring(inspect.getdoc(cls), known_papers()),
         threat_model=cls.threat_model.value, requires=sorted(c.value for c in cls.requires), kinds=list(cls.kinds),
         scorings=[s.name.lower() for s in cls.scorings], knobs=_knobs(cls.knobs), headline_metric=cls.headline_metric,
         configs={p: dataclasses.asdict(cls.configs[p]) for p in profiles if p in cls.configs},

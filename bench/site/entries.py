@@ -24,8 +24,10 @@ from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNST
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
 from bench.report.labels import ci_wider_than_range, privacy_direction, split_scoring
 from bench.run.record import FAILED
+from bench.site.paper import paper_values
 from bench.site.ranking import board_position, rank_entries
 from bench.site.records import RecordFile
+from bench.site.reproduce import code_flags, reproduce_json
 from bench.site.row_labels import SETTING_FIELDS, LabelDefaults, defense_row_label, disambiguate, knob_text, row_label
 from bench.site.schema import SCHEMA_VERSION
 from bench.site.values import as_int, key_of, plain, stat
@@ -95,6 +97,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "seeds": sorted({int(s) for s in cells["seed"].dropna()}),
         "records": [_record(r, records[r["cell_id"]]) for r in cell_rows],
         "accuracy": stat(victim.get("accuracy")),
+        "accuracy_delta_vs_raw": stat(victim.get("accuracy_delta_vs_raw")),
         "bytes_per_sample": {"up": stat(victim.get("bytes_up_per_sample")), "down": stat(victim.get("bytes_down_per_sample"))},
         "attacks": attacks,
         "worst_case": {m: _worst(config, m, row, views) for m, row in sorted(views.worst.get(key, {}).items())},
@@ -103,9 +106,27 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_converged": not_converged},
     }
     entry["label"] = row_label(entry, label_defaults)
+    entry["reproduce"] = reproduce_json(entry, records)
+    if key in views.dp:
+        entry["dp"] = dp_json(views.dp[key])
+    paper = paper_values(entry)
+    if paper:
+        entry["paper"] = paper
     if "best_val_perplexity" in victim:  # a language model: its utility is perplexity, not accuracy
         entry["perplexity"] = {"best": stat(victim["best_val_perplexity"]), "inflation": stat(victim.get("perplexity_inflation"))}
     return entry
+
+
+def dp_json(values: Mapping[str, list[float]]) -> dict:
+    """A DP entry's guarantee: ε over the whole run and per release (the largest stored: the weakest
+    guarantee, null where infinite), δ, and the accountant that computed them."""
+    from bench.metrics.privacy import ACCOUNTANT
+
+    def largest(metric: str) -> float | None:
+        return plain(max(values[metric])) if values.get(metric) else None
+
+    return {"epsilon_total": largest("dp_epsilon_total"), "epsilon_per_release": largest("dp_epsilon_per_release"),
+            "delta": largest("dp_delta"), "accountant": ACCOUNTANT}
 
 
 def _attack_label(item: dict) -> str:
@@ -114,8 +135,10 @@ def _attack_label(item: dict) -> str:
 
 
 def _record(row: Mapping, file: RecordFile) -> dict:
+    version = plain(row.get("code_version"))
     return {"cell_id": row["cell_id"], "attack": row["attack"], "seed": int(row["seed"]), "status": row["status"],
-            "results": file.results, "path": file.path, "sha256": file.sha256, "checksum": file.checksum}
+            "code_version": str(version) if version is not None else None, "results": file.results, "path": file.path,
+            "sha256": file.sha256, "checksum": file.checksum}
 
 
 def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews) -> dict:
@@ -164,16 +187,19 @@ def _worst(config: dict, metric: str, row: Mapping, views: ProfileViews) -> dict
 
 def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_converged: list, **_: object) -> dict:
     """The entry's flags: failed, diverged and unconverged cells, a ranking worst case from a single
-    seed or within noise of the floor, and the metrics whose CI is wider than their whole range."""
+    seed or within noise of the floor, the metrics whose CI is wider than their whole range, and code
+    from a dirty working tree or of several versions (:func:`bench.site.reproduce.code_flags`)."""
     metric = entry["ranking"]["metric"]
     worst = entry["worst_case"].get(metric) if metric else None
     single = bool(worst and worst["stat"]["n"] == 1)
     at_floor = bool(worst and worst["leakage"] is not None and not worst["leakage"]["measured"])
     shown = [("accuracy", entry["accuracy"])] + ([(metric, worst["stat"])] if worst else [])
     wide = [m for m, s in shown if ci_wider_than_range(s["mean"], s["ci95"], m)]
+    dirty, mixed = code_flags(entry["code_versions"])
     return {"failed_cells": failed_cells, "diverged_cells": diverged_cells, "not_converged": not_converged,
             "single_seed_worst_case": single, "not_above_floor": at_floor, "wide_ci": wide,
-            "flagged": bool(failed_cells or diverged_cells or not_converged or single or at_floor or wide)}
+            "dirty_code": dirty, "mixed_code_versions": mixed,
+            "flagged": bool(failed_cells or diverged_cells or not_converged or single or at_floor or wide or dirty or mixed)}
 
 
 def _floor(config: dict, views: ProfileViews) -> dict | None:

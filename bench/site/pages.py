@@ -6,29 +6,27 @@ are relative to the site's root; each template prefixes them with its own way ba
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, field
 
-from markupsafe import Markup, escape
+from markupsafe import Markup
 
-from bench.report.labels import MINUS, ci_wider_than_range, metric_label, number
+from bench.report.labels import MINUS, better_arrow, metric_label
+from bench.site.cells import (  # noqa: F401 - re-exported: the pages' cells
+    DASH,
+    SINGLE_SEED,
+    WIDE_CI,
+    Cell,
+    bytes_cell,
+    delta_cell,
+    dp_cell,
+    paper_text,
+    perplexity_cell,
+    stat_text,
+)
 from bench.site.entries import FLAGGED_VERDICTS, slug
+from bench.site.markup import inline
 from bench.site.ranking import group_of
 from bench.site.row_labels import LabelDefaults, board_key, board_title, context_parts
-
-DASH = "—"
-SINGLE_SEED = "(1 seed)"
-WIDE_CI = "(CI wider than its range)"
-
-
-@dataclass
-class Cell:
-    """One table cell: the text shown, the value it sorts by (None: sorts last), a link, a hover title."""
-
-    text: str
-    sort: float | str | None = None
-    href: str | None = None
-    title: str | None = None
 
 
 @dataclass
@@ -49,17 +47,47 @@ class Board:
 
     @property
     def columns(self) -> tuple[tuple[str, str, str], ...]:
-        """:data:`COLUMNS`, with perplexity in accuracy's place on a language-model board."""
-        return LM_COLUMNS if any("perplexity" in e for e in self.entries) else COLUMNS
+        """The board's columns (:func:`board_columns`)."""
+        return board_columns(self.entries, self.metric)
 
 
 COLUMNS = (("rank", "Rank in bytes group", "num"), ("defense", "Defense", "text"), ("cr", "CR (measured)", "num"),
-           ("accuracy", "Accuracy (%)", "num"), ("bytes_up", "Bytes up / sample", "num"),
-           ("bytes_down", "Bytes down / sample", "num"), ("worst", "Worst case", "num"),
+           ("accuracy", "Accuracy (%)", "num"), ("accuracy_delta", "Δ accuracy vs raw (pp)", "num"),
+           ("bytes_up", "Bytes up / sample", "num"), ("bytes_down", "Bytes down / sample", "num"),
+           ("dp", "DP guarantee (ε, δ; accountant)", "num"), ("worst", "Worst case", "num"),
            ("worst_attack", "Worst attack", "text"), ("floor", "Floor (prior)", "num"), ("seeds", "Seeds", "num"),
            ("flags", "Flags", "num"), ("entry", "Entry", "text"))
-LM_COLUMNS = tuple(("perplexity", "Perplexity (× raw)", "num") if key == "accuracy" else (key, header, kind)
-                   for key, header, kind in COLUMNS)
+# The metric whose declared direction (bench.report.labels.better_arrow) each numeric column's arrow
+# shows; "worst" and "floor" show the board's metric. The three counts are no metric: rank 1 is the
+# best, more seeds and fewer flags make a row more trustworthy.
+COLUMN_METRICS = {"cr": "realized_cr", "accuracy": "accuracy", "accuracy_delta": "accuracy_delta_vs_raw",
+                  "perplexity": "perplexity_inflation", "bytes_up": "bytes_up_per_sample",
+                  "bytes_down": "bytes_down_per_sample", "dp": "dp_epsilon_total"}
+COUNT_ARROWS = {"rank": "↓", "seeds": "↑", "flags": "↓"}
+
+
+def header(key: str, text: str, metric: str | None) -> str:
+    """A column's header with its arrow (``Accuracy (%) ↑``); a text column has none."""
+    if key in COUNT_ARROWS:
+        return f"{text} {COUNT_ARROWS[key]}"
+    shown = metric if key in ("worst", "floor") else COLUMN_METRICS.get(key)
+    arrow = better_arrow(shown) if shown else ""
+    return f"{text} {arrow}" if arrow else text
+
+
+def board_columns(entries: list[dict], metric: str | None) -> tuple[tuple[str, str, str], ...]:
+    """:data:`COLUMNS` with arrows; on a language-model board perplexity in accuracy's place and no
+    Δ accuracy; the DP column only on a board with a DP entry."""
+    lm = any("perplexity" in e for e in entries)
+    dp = any("dp" in e for e in entries)
+    out = []
+    for key, text, kind in COLUMNS:
+        if (key == "accuracy_delta" and lm) or (key == "dp" and not dp):
+            continue
+        if key == "accuracy" and lm:
+            key, text = "perplexity", "Perplexity (× raw)"
+        out.append((key, header(key, text, metric), kind))
+    return tuple(out)
 
 
 def defense_href(name: str) -> str:
@@ -70,33 +98,8 @@ def attack_href(name: str) -> str:
     return f"attacks/{slug(name)}.html"
 
 
-def stat_text(stat: dict | None, metric: str) -> str:
-    """``mean ± ci`` in the metric's display units (``—`` without a mean; a single seed's value,
-    which has no interval, marked ``(1 seed)``; an interval wider than the metric's whole range
-    marked ``(CI wider than its range)``)."""
-    if not stat or stat["mean"] is None:
-        return DASH
-    text = number(stat["mean"], metric)
-    if stat["ci95"] is not None:
-        wide = f" {WIDE_CI}" if ci_wider_than_range(stat["mean"], stat["ci95"], metric) else ""
-        return text + f" ± {number(stat['ci95'], metric)}" + wide
-    return text + (f" {SINGLE_SEED}" if stat["n"] == 1 else "")
-
-
-def perplexity_cell(perplexity: dict | None) -> Cell:
-    """``best ± ci (×inflation)``, sorted by the best perplexity (``—`` for an entry without one)."""
-    if not perplexity or perplexity["best"]["mean"] is None:
-        return Cell(DASH)
-    best, inflation = perplexity["best"], perplexity["inflation"]["mean"]
-    text = stat_text(best, "best_val_perplexity")
-    if inflation is not None:
-        text += f" (×{number(inflation, 'perplexity_inflation')})"
-    return Cell(text, best["mean"])
-
-
-def bytes_cell(stat: dict) -> Cell:
-    mean = stat["mean"]
-    return Cell(DASH if mean is None else f"{mean:,.0f}", mean)
+def entry_href(entry_id: str) -> str:
+    return f"entries/{entry_id}.html"
 
 
 def settings_text(settings: dict, defaults: dict | None = None) -> str:
@@ -107,8 +110,8 @@ def settings_text(settings: dict, defaults: dict | None = None) -> str:
 
 
 def docstring_markup(text: str) -> Markup:
-    """Docstring text as HTML: escaped, with ````literal```` and ``:role:`name``` as code."""
-    return Markup(re.sub(r"``(.+?)``|:\w+:`(.+?)`", lambda m: f"<code>{m.group(1) or m.group(2)}</code>", str(escape(text))))
+    """Docstring text as HTML (:func:`bench.site.markup.inline`: escaped; code, roles, emphasis)."""
+    return inline(text)
 
 
 def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str]:
@@ -124,6 +127,10 @@ def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str
         texts.append(f"{len(flags['failed_cells'])} failed")
     if flags["diverged_cells"]:
         texts.append(f"{len(flags['diverged_cells'])} diverged")
+    if flags["dirty_code"]:
+        texts.append("code with uncommitted changes (-dirty)")
+    if flags["mixed_code_versions"]:
+        texts.append(f"{len(entry['code_versions'])} code versions")
     for item in entry["attacks"]:  # the items behind flags["not_converged"], with shorter settings
         verdict = item["convergence"]
         if verdict["verdict"] in FLAGGED_VERDICTS and verdict["budget"] >= 1.0:
@@ -203,13 +210,15 @@ def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str
         "defense": Cell(entry["label"], entry["label"], href=defense_href(entry["defense"]["name"])),
         "cr": cr_cell(entry),
         "accuracy": Cell(stat_text(accuracy, "accuracy"), accuracy["mean"]),
-        "perplexity": perplexity_cell(entry.get("perplexity")),
+        "accuracy_delta": delta_cell(entry.get("accuracy_delta_vs_raw")),
+        "perplexity": perplexity_cell(entry.get("perplexity"), paper_text(entry, "none", "perplexity_inflation")),
+        "dp": dp_cell(entry.get("dp")),
         "bytes_up": bytes_cell(entry["bytes_per_sample"]["up"]),
         "bytes_down": bytes_cell(entry["bytes_per_sample"]["down"]),
         "worst": worst_cell, "worst_attack": attack_cell, "floor": floor_cell,
         "seeds": seeds_cell(entry),
         "flags": Cell("; ".join(flags) or "ok", len(flags)),
-        "entry": Cell("JSON", entry["entry_id"], href=f"entries/{entry['entry_id']}.json"),
+        "entry": Cell("page", entry["entry_id"], href=entry_href(entry["entry_id"])),
     }
 
 
@@ -242,6 +251,11 @@ ATTACK_COLUMNS = (("board", "Board", "text"), ("defense", "Defense", "text"), ("
                   ("worst", "Worst case of its row", "text"))
 
 
+def attack_columns(metric: str) -> tuple[tuple[str, str, str], ...]:
+    """:data:`ATTACK_COLUMNS` with the headline metric's arrow on its column."""
+    return tuple((k, header("worst", text, metric) if k == "headline" else text, kind) for k, text, kind in ATTACK_COLUMNS)
+
+
 def convergence_text(verdict: dict) -> str:
     """``unstable (×16 gains +0.066, +0.080, −0.127 on seeds 0, 1, 2; tolerance 0.02)`` from an entry's verdict."""
     if not verdict["seeds"]:
@@ -270,7 +284,9 @@ def attack_rows(entries: list[dict], attack: str, *, defaults: dict | None = Non
                 "board": Cell(board_title(entry)),
                 "defense": Cell(entry["label"], entry["label"], href=defense_href(entry["defense"]["name"])),
                 "settings": Cell(settings_text(item["settings"], defaults) or DASH),
-                "headline": Cell(f"{metric_label(metric)} {stat_text(stat, metric)}", (stat or {}).get("mean")),
+                "headline": Cell(f"{metric_label(metric)} {stat_text(stat, metric)}"
+                                 + (paper_text(entry, attack, metric) if float(item["settings"].get("budget", 1.0)) == 1.0 else ""),
+                                 (stat or {}).get("mean")),
                 "converged": Cell(converged),
                 "worst": Cell("yes" if is_worst else "", "1" if is_worst else ""),
             })

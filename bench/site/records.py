@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -26,6 +26,9 @@ class RecordFile:
         path: the file relative to ``results`` (``cells/<cell_id>.json``).
         sha256: sha256 of the file's bytes.
         checksum: the record's own ``checksum`` field (sha256 of its canonical content), None before checksums.
+        cell: the record's ``cell`` (its factors) as stored.
+        knobs: the record's resolved ``knobs`` (``{"defense": {...}, "attack": {...}}``); empty in
+            records written before they were stored.
     """
 
     cell_id: str
@@ -33,6 +36,8 @@ class RecordFile:
     path: str
     sha256: str
     checksum: str | None
+    cell: dict = field(default_factory=dict, compare=False)
+    knobs: dict = field(default_factory=dict, compare=False)
 
 
 def file_sha256(path: Path) -> str:
@@ -62,7 +67,9 @@ def read_record_file(*, results: str, cell_id: str) -> RecordFile:
         raise MissingRecordError(f"record {path} is not a JSON object")
     checksum = data.get(CHECKSUM)
     return RecordFile(cell_id=cell_id, results=Path(results).as_posix(), path=relative_record_path(cell_id),
-                      sha256=hashlib.sha256(raw).hexdigest(), checksum=checksum if isinstance(checksum, str) else None)
+                      sha256=hashlib.sha256(raw).hexdigest(), checksum=checksum if isinstance(checksum, str) else None,
+                      cell=data.get("cell") if isinstance(data.get("cell"), dict) else {},
+                      knobs=data.get("knobs") if isinstance(data.get("knobs"), dict) else {})
 
 
 def record_files(cells: dict[str, str]) -> dict[str, RecordFile]:

@@ -21,7 +21,9 @@ from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
 from bench.site.values import key_of, numeric_factors
 from bench.site.worst import seed_worst_rows
 
-VICTIM_STATS = ("accuracy", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity", "perplexity_inflation")
+VICTIM_STATS = ("accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity",
+                "perplexity_inflation")
+DP_METRICS = ("dp_epsilon_total", "dp_epsilon_per_release", "dp_delta")  # bench.metrics.privacy.dp_metrics
 
 
 @dataclass
@@ -43,6 +45,8 @@ class ProfileViews:
         diverged: ids of the cells whose ``diverged`` metric is 1.
         convergence: ``{(key, attack, key of the settings but the budget, budget): Convergence}`` of every
             budget stored (:func:`bench.report.convergence.judge_cells`: seed by seed on the same victims).
+        dp: ``{key: {metric: sorted distinct finite values}}`` of :data:`DP_METRICS` over the
+            configuration's cells (one value each: ε depends on σ and the epochs only).
     """
 
     fields: list[str]
@@ -56,6 +60,7 @@ class ProfileViews:
     prior_seeds: dict = field(default_factory=dict)
     diverged: set = field(default_factory=set)
     convergence: dict = field(default_factory=dict)
+    dp: dict = field(default_factory=dict)
 
     @property
     def other_settings(self) -> list[str]:
@@ -81,6 +86,14 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
         return views
     for row in aggregate(victim_view(table), metrics=VICTIM_STATS, level=level).to_dict("records"):
         views.victim.setdefault(key_of(row, fields), {})[row["metric"]] = row
+    dp_rows = ok[ok["metric"].isin(DP_METRICS)].dropna(subset=["value"])
+    for row in dp_rows.to_dict("records"):
+        values = views.dp.setdefault(key_of(row, fields), {}).setdefault(row["metric"], [])
+        if float(row["value"]) not in values:
+            values.append(float(row["value"]))
+    for metrics in views.dp.values():
+        for values in metrics.values():
+            values.sort()
     attacked = ok[ok["attack"] != "none"]  # the diverged metric stays in: aggregate leaves those runs out
     metrics = sorted(m for m in attacked["metric"].unique() if privacy_direction(m))
     if metrics:

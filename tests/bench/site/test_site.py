@@ -20,16 +20,23 @@ REPO = Path(__file__).resolve().parents[3]
 PACKAGE = REPO / "bench" / "site"
 
 
+OUTBOUND = ("https://arxiv.org/abs/",)  # the only links that leave the site: a paper's abstract, followed on a click
+
+
 class Links(HTMLParser):
-    """Every href and src of a page, and the ids and script sources."""
+    """Every href and src of a page (a link to a paper's abstract apart), the papers it links, and the script sources."""
 
     def __init__(self) -> None:
         super().__init__()
         self.urls: list[str] = []
+        self.papers: list[str] = []
         self.scripts: list[str | None] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = dict(attrs)
+        if tag == "a" and (values.get("href") or "").startswith(OUTBOUND):
+            self.papers.append(values["href"])
+            return
         self.urls += [v for k, v in attrs if k in ("href", "src", "srcset", "action", "poster", "data") and v is not None]
         if tag == "script":
             self.scripts.append(values.get("src"))
@@ -57,7 +64,7 @@ def test_every_page_is_written(site, grid):
 
 def test_links_are_relative_and_resolve_inside_the_site(site):
     pages = sorted(site.rglob("*.html"))
-    assert len(pages) == 5
+    assert len(pages) == 7  # index, 2 defenses, 2 attacks, 2 entries
     for page in pages:
         found = links(page)
         assert found.scripts == ["../assets/sort.js" if page.parent != site else "assets/sort.js"]  # no inline or remote script
@@ -68,6 +75,8 @@ def test_links_are_relative_and_resolve_inside_the_site(site):
                 target = (page.parent / unquote(parts.path)).resolve()
                 assert target.is_file() and site.resolve() in target.parents, (page, url)
     text = "\n".join(p.read_text() for p in [*pages, *(site / "assets").iterdir()])
+    for outbound in OUTBOUND:
+        text = re.sub(rf'<a class="paper" href="{re.escape(outbound)}[0-9.]+">', "", text)
     assert not re.search(r"(https?:)?//[a-z0-9.-]+\.[a-z]{2,}/", text, re.IGNORECASE)  # nothing fetched from a host
     assert "url(" not in (site / "assets" / "site.css").read_text()
 
@@ -78,7 +87,8 @@ def test_the_index_ranks_by_worst_case_within_each_bytes_group(site):
     rows = re.findall(r'<td data-key="defense" data-sort="([^"]+)"', index)
     assert rows == ["Raw", "LightSplit-F (CR 8×)"]  # uncompressed first, then 8× fewer bytes
     for entry in (site / "entries").glob("*.json"):
-        assert f'href="entries/{entry.name}"' in index
+        assert f'href="entries/{entry.stem}.html"' in index
+        assert f'href="{entry.name}"' in (site / "entries" / f"{entry.stem}.html").read_text()
     headers = re.findall(r'<th data-key="(\w+)" data-type="(num|text)">', index)
     assert headers[:4] == [("rank", "num"), ("defense", "text"), ("cr", "num"), ("accuracy", "num")]
     assert "perplexity" not in index  # an image board keeps its accuracy column
@@ -99,7 +109,8 @@ def test_a_language_model_board_shows_perplexity_in_accuracys_place(capsys, tmp_
 
 def test_a_defense_page_shows_its_description_rows_plot_and_grids_beside_raws(site):
     page = (site / "defenses" / "lightsplit-f.html").read_text()
-    assert "Paper</dt><dd>LightSplit (arXiv:2605.13265)" in page and "<code>cr</code>" in page
+    assert 'Paper</dt><dd>LightSplit (<a class="paper" href="https://arxiv.org/abs/2605.13265">arXiv:2605.13265</a>)' in page
+    assert "<code>cr</code>" in page
     assert page.count('data-key="defense" data-sort="LightSplit-F (CR 8×)"') == 1
     assert '<img class="plot" src="../plots/pareto-digits-smoke-mnistnet-split-2-lightsplit-f.png"' in page
     grids = re.findall(r'<img class="grid" src="\.\./grids/(\w+)\.png" alt="([^"]+)"', page)
