@@ -38,3 +38,8 @@ for fmt in markdown csv; do bench report --results results/issue6-reproduction -
 bench report --results results/issue6-reproduction --format latex --standalone --out results/tables >/dev/null
 # Issue 12's convergence table and figure.
 python benchmarks/convergence.py results/issue12-convergence >/dev/null
+# The one-screen summary opening results/README.md, from a site built of every committed folder.
+site=$(mktemp -d)
+bench site $(git ls-files 'results/*/results.parquet' | xargs -n1 dirname | sed 's/^/--results /') --out "$site/site" >/dev/null
+python -m bench.site.front_page --site "$site/site" --readme results/README.md
+rm -rf "$site"
