@@ -46,6 +46,11 @@ class Board:
         return metric_label(self.metric) if self.metric else "no attack metric"
 
     @property
+    def ranking_text(self) -> str:
+        """``ranked by worst-case SSIM ↓``, or what a board no attack scored is ordered by."""
+        return f"ranked by worst-case {self.metric_text}" if self.metric else "no attack scored its rows (most bytes per sample first)"
+
+    @property
     def columns(self) -> tuple[tuple[str, str, str], ...]:
         """The board's columns (:func:`board_columns`)."""
         return board_columns(self.entries, self.metric)
@@ -64,6 +69,7 @@ COLUMN_METRICS = {"cr": "realized_cr", "accuracy": "accuracy", "accuracy_delta":
                   "perplexity": "perplexity_inflation", "bytes_up": "bytes_up_per_sample",
                   "bytes_down": "bytes_down_per_sample", "dp": "dp_epsilon_total"}
 COUNT_ARROWS = {"rank": "↓", "seeds": "↑", "flags": "↓"}
+WORST_COLUMNS = ("worst", "worst_attack", "floor")  # empty on a board no attack scored
 
 
 def header(key: str, text: str, metric: str | None) -> str:
@@ -77,12 +83,13 @@ def header(key: str, text: str, metric: str | None) -> str:
 
 def board_columns(entries: list[dict], metric: str | None) -> tuple[tuple[str, str, str], ...]:
     """:data:`COLUMNS` with arrows; on a language-model board perplexity in accuracy's place and no
-    Δ accuracy; the DP column only on a board with a DP entry."""
+    Δ accuracy; the DP column only on a board with a DP entry; the worst case, its attack and the
+    floor only on a board with an attack metric (``metric``)."""
     lm = any("perplexity" in e for e in entries)
     dp = any("dp" in e for e in entries)
     out = []
     for key, text, kind in COLUMNS:
-        if (key == "accuracy_delta" and lm) or (key == "dp" and not dp):
+        if (key == "accuracy_delta" and lm) or (key == "dp" and not dp) or (key in WORST_COLUMNS and metric is None):
             continue
         if key == "accuracy" and lm:
             key, text = "perplexity", "Perplexity (× raw)"

@@ -34,6 +34,15 @@ def test_every_numeric_header_has_its_arrow(site):
     assert attack["headline"][1] == "Headline metric ↓"
 
 
+def test_a_board_no_attack_scored_has_no_worst_case_columns():
+    from bench.site.pages import board_columns
+
+    entry = {"accuracy": {}}
+    assert [k for k, _, _ in board_columns([entry], None)] == ["rank", "defense", "cr", "accuracy", "accuracy_delta", "bytes_up",
+                                                               "bytes_down", "seeds", "flags", "entry"]
+    assert "worst" in [k for k, _, _ in board_columns([entry], "ssim")]
+
+
 def test_the_arrow_is_the_metrics_declared_direction_not_its_name(monkeypatch):
     assert header("worst", "Worst case", "mse") == "Worst case ↑"  # a larger error is more private
     monkeypatch.setitem(labels.PRIVACY_DIRECTION, "ssim", 1)
