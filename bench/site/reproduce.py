@@ -4,8 +4,8 @@ Every record stores its cell's factors (``cell``) and the knobs its defense and 
 values resolved (``knobs``). A command names every one of those explicitly (a knob at its default
 leaves the cell's id unchanged, so naming it is harmless), so the cells it expands to include every
 cell the entry summarises: one command per results folder, seeds and attack knob values (attacks
-whose knobs agree where they share a name share one; the victim cells, attack ``none``, ride with
-the attacks run on the same seeds). The folder's ``grid.toml``,
+share one where each keeps, on every knob it reads, its own values; the victim cells, attack
+``none``, ride with the attacks run on the same seeds). The folder's ``grid.toml``,
 where it has one, is the grid file the folder was made with (``bench run --config``).
 
 A code version (provenance ``code_version``) ending in ``-dirty`` came from a working tree with
@@ -47,8 +47,24 @@ def _knobs(file: RecordFile, part: str) -> dict[str, object]:
     return dict(stored) if isinstance(stored, dict) else {k: v for k, v in stored}
 
 
-def _agree(one: Mapping[str, str], other: Mapping[str, str]) -> bool:
-    return all(one[k] == other[k] for k in one.keys() & other.keys())
+def _reads(attack: str) -> set[str]:
+    """The knobs ``attack`` reads in this installation (none for one it does not register)."""
+    from bench.run.grid import attack_knobs_of
+
+    try:
+        return {k.name for k in attack_knobs_of(attack)}
+    except Exception:  # noqa: BLE001 - an attack this installation does not register
+        return set()
+
+
+def _mergeable(knobs: Mapping[str, str], attacks: list[str], other: Mapping[str, str], others: list[str]) -> bool:
+    """Whether two groups' attacks can share one command: on every knob each attack reads, the merged
+    values are its own (a record older than a knob lacks it: naming it would make another cell)."""
+    if set(attacks) & set(others) or any(knobs[k] != other[k] for k in knobs.keys() & other.keys()):
+        return False
+    merged = {**knobs, **other}
+    return all({k: v for k, v in merged.items() if k in _reads(a)} == {k: v for k, v in own.items() if k in _reads(a)}
+               for own, group in ((knobs, attacks), (other, others)) for a in group)
 
 
 def commands(entry: Mapping, records: Mapping[str, RecordFile]) -> list[str]:
@@ -74,8 +90,8 @@ def commands(entry: Mapping, records: Mapping[str, RecordFile]) -> list[str]:
     for (results, knobs), attacks in groups.items():
         for attack, seeds in attacks.items():
             key = (results, knobs, tuple(sorted(seeds)))
-            # An attack reads only its own knobs, so attacks whose knobs agree where they share a name share a command.
-            home = next((k for k in by_seeds if k[0] == results and k[2] == key[2] and _agree(dict(k[1]), dict(knobs))), None)
+            home = next((k for k in by_seeds if k[0] == results and k[2] == key[2]
+                         and _mergeable(dict(k[1]), by_seeds[k], dict(knobs), [attack])), None)
             if home is None:
                 by_seeds[key] = [attack]
             else:

@@ -56,6 +56,24 @@ def test_a_command_missing_a_knob_would_not_remake_the_cell():
     assert expanded_ids(command) != expanded_ids(command.replace("--knob cr=16", "--knob cr=8"))
 
 
+def test_a_record_older_than_a_knob_its_attack_now_reads_gets_its_own_command():
+    """Two SDAR cells on one seed, one stored before ``moment_tie`` existed (its knobs lack it): one
+    command naming ``moment_tie=1`` for both would remake the newer cell only."""
+    from bench.run.cell import Cell
+
+    base = {"dataset": "digits", "victim": "mnistnet", "cut": "split-2", "defense": "raw", "profile": "smoke", "seed": 0,
+            "attack": "sdar"}
+    old, new = Cell(**base), Cell(**base, attack_knobs=(("moment_tie", 1.0),))
+    records = {c.id: RecordFile(c.id, "out", f"cells/{c.id}.json", "0" * 64, None, cell={"lambda_wcc": 0.0},
+                                knobs={"defense": {}, "attack": {"budget": 1.0, **dict(c.attack_knobs)}}) for c in (old, new)}
+    entry = {"dataset": "digits", "victim": "mnistnet", "cut": "split-2", "profile": "smoke",
+             "defense": {"name": "raw", "knobs": {}}, "setting": {"clients": 1, "protocol": "ushaped"},
+             "records": [{"cell_id": c.id, "attack": "sdar", "seed": 0, "results": "out"} for c in (old, new)]}
+    made = commands(entry, records)
+    assert len(made) == 2
+    assert {old.id, new.id} <= set().union(*(expanded_ids(c) for c in made))
+
+
 def test_the_results_folders_grid_file_is_shown_on_the_entry_page(grid_copy, tmp_path):
     (grid_copy / "grid.toml").write_text('out = "results/x"\n\n[[grid]]\ndefense = ["raw", "lightsplit-f"]\n')
     out = tmp_path / "site"
