@@ -47,14 +47,26 @@ def _knobs(file: RecordFile, part: str) -> dict[str, object]:
     return dict(stored) if isinstance(stored, dict) else {k: v for k, v in stored}
 
 
-def _reads(attack: str) -> set[str]:
+def _attack_knobs(attack: str) -> tuple:
     """The knobs ``attack`` reads in this installation (none for one it does not register)."""
     from bench.run.grid import attack_knobs_of
 
     try:
-        return {k.name for k in attack_knobs_of(attack)}
+        return attack_knobs_of(attack)
     except Exception:  # noqa: BLE001 - an attack this installation does not register
-        return set()
+        return ()
+
+
+def _reads(attack: str) -> set[str]:
+    return {k.name for k in _attack_knobs(attack)}
+
+
+def _unnamed_gives(name: str, value: str, attacks: list[str]) -> bool:
+    """Whether leaving knob ``name`` unnamed gives every attack of ``attacks`` that reads it ``value``
+    alone (its default, no sweep): naming it then changes nothing (``budget=1``)."""
+    readers = [k for a in attacks for k in _attack_knobs(a) if k.name == name]
+    return bool(readers) and all(not k.required and len(k.default_values()) == 1 and value_text(k.default_values()[0]) == value
+                                 for k in readers)
 
 
 def _mergeable(knobs: Mapping[str, str], attacks: list[str], other: Mapping[str, str], others: list[str]) -> bool:
@@ -111,7 +123,9 @@ def _command(entry: Mapping, file: RecordFile, results: str, attack_knobs: dict[
              attacks: list[str]) -> str:
     cell = file.cell
     knobs: dict[str, list[str]] = {}
-    for name, value in [*((k, value_text(v)) for k, v in _knobs(file, "defense").items()), *attack_knobs.items()]:
+    defense_knobs = {k: value_text(v) for k, v in _knobs(file, "defense").items()}
+    attack_knobs = {k: v for k, v in attack_knobs.items() if k in defense_knobs or not _unnamed_gives(k, v, attacks)}
+    for name, value in [*defense_knobs.items(), *attack_knobs.items()]:
         knobs.setdefault(name, [])
         if value not in knobs[name]:
             knobs[name].append(value)
