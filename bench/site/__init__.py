@@ -8,9 +8,13 @@
 - :mod:`bench.site.row_labels`: row labels (the parts off their defaults) and the board each row is on.
 - :mod:`bench.site.ranking`: bytes groups (measured bytes per sample) and the order of rows on a board.
 - :mod:`bench.site.integrity`: entries checked against the records they name (``bench verify --integrity``).
-- :mod:`bench.site.catalog`: what the registries say about each defense and attack.
+- :mod:`bench.site.reproduce`: the ``bench run`` commands that remake an entry, and its code flags.
+- :mod:`bench.site.paper`: the paper's own numbers beside the measured ones (its value claims).
+- :mod:`bench.site.catalog`: what the registries say about each defense and attack (papers, venues).
+- :mod:`bench.site.markup`: docstring text as safe HTML (bullets, emphasis, code, roles, arXiv links).
 - :mod:`bench.site.plots`: the site's Pareto and convergence plots.
-- :mod:`bench.site.pages`: the rows and sections the templates render.
+- :mod:`bench.site.pages`: the rows and sections the templates render (:mod:`bench.site.cells`: each
+  cell; :mod:`bench.site.entry_page`: an entry's own page).
 - :mod:`bench.site.build`: the site, written from entries, grids and the package's templates
   (``templates/*.html.j2``, ``static/``: package data).
 - :mod:`bench.cli.site` holds the ``bench site`` command.
