@@ -58,14 +58,13 @@ class SDAR(CotrainAttack):
     evaluation mode without parameter gradients (flags restored exactly), the attack draws
     randomness from its own generator and seeds (inside its own forked RNG).
 
-    Watched as it goes (:mod:`attacks.sdar_collapse`, the attacker's own losses only): a payload
-    critic that wins a window outright is replaced by a fresh one (``sdar_critic_restarts``); on raw
-    MNIST at ×16 seed 0 the first critic wins by iteration 500 and, left alone, drives its loss to
-    0.001 by iteration 4,800, while one restart brings the game back to ≈ 1.3
-    (benchmarks/sdar_critic_restart.py). A run that still ends collapsed (:func:`sdar_diverged`, or a
-    restart within the last ``RESTART_GRACE_WINDOWS`` windows) is decoded with the simulator, tail and
-    decoder saved at its last healthy window (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations
-    behind them). Only a run with no healthy window is reported diverged.
+    Diverged: :func:`~attacks.sdar_collapse.sdar_diverged` over the per-step e_dis losses and
+    simulated-tail accuracies. A run that collapses after a healthy window (raw MNIST at ×16 seed 0:
+    its critic wins outright, with fresh draws as with a repeated batch, and with a fresh critic
+    each time it wins, :class:`~attacks.sdar_collapse.GameWatch`) is decoded with the simulator, tail
+    and decoder saved at its last healthy window: the attacker watches its own critic, so it stops
+    where a real attacker would (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations behind
+    them). Only a run with no healthy window is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 
@@ -92,8 +91,6 @@ class SDAR(CotrainAttack):
       memorise it (raw MNIST at ×16: SSIM 0.17). A decoder refitted to convergence on the
       simulator's pairs (the reference decoder's architecture, early-stopped) decodes the targets
       worse than ``d`` (benchmarks/sdar_refit.py), so ``d`` stays the decoder, as released.
-    * A critic that wins a window outright is restarted (above); the release keeps it, and its
-      authors' advice for the unstable run this gives is another seed.
     * Under a defense, e_dis and d read public cut maps (above), not payloads or the server's
       lift-back; under ``+dp`` both paths are clipped (at the client's calibrated clip) and noised alike.
     * Vanilla SL: the server's tail is not in :class:`~attacks.view.ServerHandle`, so ``hs``
@@ -192,7 +189,7 @@ class SDAR(CotrainAttack):
         kw = self._conditioning()
         with forked_rng():
             torch.manual_seed(self.init_seed)
-            e_dis = self._new_critic()  # first, as before restarts existed: the same seed, the same networks
+            e_dis = self._new_critic()  # built first: the order of construction fixes every network's draw
             self.nets = nn.ModuleDict({
                 "e": v.client_factory(),
                 "hs": SimulatedTail(self.feature_shape, v.num_classes),
@@ -221,18 +218,6 @@ class SDAR(CotrainAttack):
         if len(cut) == 3:
             return MapDiscriminator(cut, b.e_dis_layers, dropout=b.dropout, **self._conditioning())
         return VectorDiscriminator(math.prod(cut), b.e_dis_widths, dropout=b.dropout, **self._conditioning())
-
-    def _restart_critic(self) -> None:
-        """Replace a critic that won outright by a fresh one (new initialisation from the attack's
-        generator, fresh Adam state), as the release's authors advise another seed for an unstable run."""
-        seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
-        device = next(self.nets["e_dis"].parameters()).device
-        with forked_rng():
-            torch.manual_seed(seed)
-            self.nets["e_dis"] = self._new_critic().to(device)
-        b = self.config
-        self.opt_e_dis = adam([self.nets["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
-        self.watch.critic_restarts.append(len(self._timings["ms"]))
 
     # ---- co-training ------------------------------------------------------------------------------
     def on_step(self, view: StepView) -> None:
@@ -263,13 +248,9 @@ class SDAR(CotrainAttack):
                 self._at_window_end()
 
     def _at_window_end(self) -> None:
-        """A critic that won the last window is replaced; otherwise ``e``, ``hs`` and ``d`` are kept
-        if the window is healthy (:class:`GameWatch`)."""
+        """Keep ``e``, ``hs`` and ``d`` if the last window is healthy (:class:`GameWatch`)."""
         h = self.history
-        if self.watch.critic_won(h["e_dis_loss"]):
-            self._restart_critic()
-        else:
-            self.watch.keep_if_healthy(h["e_dis_loss"], h["label_acc"], {name: self.nets[name] for name in SNAPSHOT})
+        self.watch.keep_if_healthy(h["e_dis_loss"], h["label_acc"], {name: self.nets[name] for name in SNAPSHOT})
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
@@ -357,7 +338,6 @@ class SDAR(CotrainAttack):
             "sdar_step_ms": sum(h["ms"]) / len(h["ms"]), "sdar_step_cpu_ms": sum(h["cpu_ms"]) / len(h["cpu_ms"]),
             "sdar_buffer_samples": float(len(self.observed)), "sdar_collapsed": float(collapsed),
             "sdar_decoded_at": float(healthy[0] if restored else len(h["ms"])),
-            "sdar_critic_restarts": float(len(self.watch.critic_restarts)),
         }
         notes = {
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
@@ -365,7 +345,6 @@ class SDAR(CotrainAttack):
             "sdar_buffer_samples": "observed cut maps held for the iterations past one a step",
             "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the run "
                                "collapsed (sdar_collapsed) and its last healthy snapshot decoded)",
-            "sdar_critic_restarts": "times the payload critic won a window outright and was replaced by a fresh one",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
         }
         if self.moment_tie > 0:
