@@ -96,8 +96,7 @@ def test_entry_point_example_names_the_defense_registrys_group():
     assert f'@DEFENSES.register("{name}")\nclass {target.split(":")[1]}(' in example
 
 
-def test_every_committed_folder_is_cpu_profile_mnist_three_seeds():
-    assert "cpu profile, offline MNIST test split, 3 seeds" in RESULTS_README
+def test_the_reproduction_folders_are_cpu_profile_mnist_three_seeds():
     for folder in ISSUE_FOLDERS:
         cells = [r.cell for r in records(folder)]
         assert cells and {c.profile for c in cells} == {"cpu"} and {c.dataset for c in cells} == {"mnist"}
