@@ -186,10 +186,13 @@ class SDAR(CotrainAttack):
         """Every network from the view (cut, input and class shapes), initialised from ``init_seed``."""
         b, v = self.config, self.view
         self.conditional = conditional
-        kw = self._conditioning()
+        kw = {"num_classes": v.num_classes if conditional else None, "embedding_dim": b.embedding_dim}
         with forked_rng():
             torch.manual_seed(self.init_seed)
-            e_dis = self._new_critic()  # built first: the order of construction fixes every network's draw
+            if len(v.cut_shape) == 3:
+                e_dis: nn.Module = MapDiscriminator(v.cut_shape, b.e_dis_layers, dropout=b.dropout, **kw)
+            else:
+                e_dis = VectorDiscriminator(math.prod(v.cut_shape), b.e_dis_widths, dropout=b.dropout, **kw)
             self.nets = nn.ModuleDict({
                 "e": v.client_factory(),
                 "hs": SimulatedTail(self.feature_shape, v.num_classes),
@@ -205,19 +208,6 @@ class SDAR(CotrainAttack):
         self.opt_e_dis = adam([n["e_dis"]], b.e_lr * b.lambda1, b.adam_eps)
         self.opt_d = adam([n["d"]], b.d_lr, b.adam_eps)
         self.opt_d_dis = adam([n["d_dis"]], b.d_lr * b.lambda2, b.adam_eps)
-
-    def _conditioning(self) -> dict[str, int | None]:
-        """The label conditioning of d, e_dis and d_dis: vanilla SL's classes, none in U-shaped SL."""
-        return {"num_classes": self.view.num_classes if self.conditional else None,
-                "embedding_dim": self.config.embedding_dim}
-
-    def _new_critic(self) -> nn.Module:
-        """A payload critic ``e_dis`` freshly initialised from the global RNG: a map discriminator for
-        a ``C×H×W`` cut, an MLP for a vector cut."""
-        b, cut = self.config, self.view.cut_shape
-        if len(cut) == 3:
-            return MapDiscriminator(cut, b.e_dis_layers, dropout=b.dropout, **self._conditioning())
-        return VectorDiscriminator(math.prod(cut), b.e_dis_widths, dropout=b.dropout, **self._conditioning())
 
     # ---- co-training ------------------------------------------------------------------------------
     def on_step(self, view: StepView) -> None:
@@ -248,9 +238,11 @@ class SDAR(CotrainAttack):
                 self._at_window_end()
 
     def _at_window_end(self) -> None:
-        """Keep ``e``, ``hs`` and ``d`` if the last window is healthy (:class:`GameWatch`)."""
-        h = self.history
-        self.watch.keep_if_healthy(h["e_dis_loss"], h["label_acc"], {name: self.nets[name] for name in SNAPSHOT})
+        """Keep ``e``, ``hs`` and ``d`` if the last window is healthy (:class:`GameWatch`); reads only
+        that window's rows (the device log reads each row back once)."""
+        rows, w = self._records.rows(), self.config.window
+        self.watch.keep_if_healthy(len(rows), [r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]],
+                                   {name: self.nets[name] for name in SNAPSHOT})
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""

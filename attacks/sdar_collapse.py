@@ -65,10 +65,9 @@ class GameWatch:
         """Whether the run, as it stands, has collapsed (:func:`sdar_diverged` on its last window)."""
         return sdar_diverged(e_dis_losses, label_accs, self.num_classes, window=self.window)
 
-    def keep_if_healthy(self, e_dis_losses: Sequence[float], label_accs: Sequence[float],
+    def keep_if_healthy(self, iterations: int, e_dis_window: Sequence[float], label_acc_window: Sequence[float],
                         networks: Mapping[str, nn.Module]) -> None:
-        """Snapshot ``networks`` unless the last window collapsed (that window alone is judged)."""
-        w = self.window
-        if not self.collapsed(e_dis_losses[-w:], label_accs[-w:]):
-            self.healthy = (len(e_dis_losses), {name: {k: v.detach().clone() for k, v in net.state_dict().items()}
-                                                for name, net in networks.items()})
+        """Snapshot ``networks`` (after ``iterations``) unless the window's values show a collapse."""
+        if not self.collapsed(e_dis_window, label_acc_window):
+            self.healthy = (iterations, {name: {k: v.detach().clone() for k, v in net.state_dict().items()}
+                                         for name, net in networks.items()})
