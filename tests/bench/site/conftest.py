@@ -12,8 +12,13 @@ from pathlib import Path
 import pytest
 
 from bench.cli import main
+from tests.bench.site.cdp import Browser, CDPError, find_browser
 
 SMOKE = ["--dataset", "digits", "--profile", "smoke", "--quiet", "--no-download"]
+BROWSER = find_browser()
+# The browser tests' module mark: skipped, with the reason, where no Chromium-like browser is installed.
+NEEDS_BROWSER = pytest.mark.skipif(BROWSER is None, reason="no headless browser: chromium, chromium-browser or "
+                                                           "google-chrome not on PATH (apt-get install chromium)")
 
 
 def bench(args: list[str]) -> None:
@@ -38,6 +43,16 @@ def site(grid, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
     bench(["site", "--results", str(grid), "--out", str(out)])
     return out
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory):
+    """A headless browser for one test module (tests that use it carry :data:`NEEDS_BROWSER`)."""
+    try:
+        with Browser(BROWSER, profile=tmp_path_factory.mktemp("chromium-profile")) as opened:
+            yield opened
+    except CDPError as err:  # an installed browser that cannot start here is a failure, not a skip
+        pytest.fail(f"{BROWSER} did not start headless: {err}")
 
 
 @pytest.fixture

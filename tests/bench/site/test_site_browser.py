@@ -8,25 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pytest
+from tests.bench.site.cdp import Browser
+from tests.bench.site.conftest import NEEDS_BROWSER
 
-from tests.bench.site.cdp import Browser, CDPError, find_browser
-
-BROWSER = find_browser()
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no headless browser: chromium, chromium-browser or google-chrome "
-                                                        "not on PATH (apt-get install chromium)")
+pytestmark = NEEDS_BROWSER
 
 COLUMN_VALUES = """Array.from(document.querySelectorAll('#{table} tbody tr'))
     .map(row => row.querySelector('td[data-key="{key}"]').getAttribute('data-sort'))"""
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    try:
-        with Browser(BROWSER, profile=tmp_path_factory.mktemp("chromium-profile")) as opened:
-            yield opened
-    except CDPError as err:  # an installed browser that cannot start here is a failure, not a skip
-        pytest.fail(f"{BROWSER} did not start headless: {err}")
 
 
 def click_header(browser: Browser, table: str, key: str) -> None:

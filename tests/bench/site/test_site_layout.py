@@ -16,12 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from tests.bench.site.cdp import Browser, CDPError, find_browser
-from tests.bench.site.conftest import bench
+from tests.bench.site.cdp import Browser
+from tests.bench.site.conftest import NEEDS_BROWSER, bench
 
-BROWSER = find_browser()
-pytestmark = pytest.mark.skipif(BROWSER is None, reason="no headless browser: chromium, chromium-browser or google-chrome "
-                                                        "not on PATH (apt-get install chromium)")
+pytestmark = NEEDS_BROWSER
 REPO = Path(__file__).resolve().parents[3]
 WIDTHS = (1400, 390)
 
@@ -39,15 +37,6 @@ def committed_site(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("committed-site") / "site"
     bench(["site", *[a for p in tracked for a in ("--results", str(REPO / Path(p).parent))], "--out", str(out)])
     return out
-
-
-@pytest.fixture(scope="module")
-def browser(tmp_path_factory):
-    try:
-        with Browser(BROWSER, profile=tmp_path_factory.mktemp("chromium-profile")) as opened:
-            yield opened
-    except CDPError as err:  # an installed browser that cannot start here is a failure, not a skip
-        pytest.fail(f"{BROWSER} did not start headless: {err}")
 
 
 @pytest.fixture(scope="module")
