@@ -79,9 +79,23 @@ class Defense(nn.Module):
         """Fix any data-dependent constant from cut activations ``z`` measured once before training
         (the DP clip); nothing by default."""
 
-    def client_loss(self, payload: Payload, y: Tensor) -> Tensor:
-        """An extra client-side loss on the payload (zero unless a defense defines one)."""
+    def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
+        """An extra client-side loss on the payload of the input batch ``inputs`` with labels ``y``
+        (zero unless a defense defines one); its gradient reaches the head and the client half, never
+        the proxy adversary (:meth:`proxy_loss`)."""
         return payload_zero(payload)
+
+    def proxy_loss(self, payload: Payload, inputs: Tensor) -> Tensor | None:
+        """The loss the defense's proxy adversary (``client_side.proxy``, e.g. DISCO's or ResSFL's
+        inversion decoder) minimises on a detached payload and its inputs, stepped by its own optimizer
+        after the client's step; ``None``: the defense has no proxy adversary."""
+        return None
+
+    def proxy_parameters(self) -> list[nn.Parameter]:
+        """The parameters of the client's proxy adversary (``client_side.proxy``): client-side, so
+        never on the server's view, and trained only on :meth:`proxy_loss`."""
+        proxy = getattr(self.client_side, "proxy", None)
+        return list(proxy.parameters()) if proxy is not None else []
 
     def public_state(self) -> dict[str, Tensor]:
         """What the server legitimately knows about the defense (e.g. the projection ``R``)."""
@@ -107,7 +121,9 @@ class Defense(nn.Module):
         }
 
     def client_parameters(self) -> list[nn.Parameter]:
-        return list(self.client_side.parameters())
+        """What the client's optimizer steps: the client half without its proxy adversary."""
+        proxy = {id(p) for p in self.proxy_parameters()}
+        return [p for p in self.client_side.parameters() if id(p) not in proxy]
 
     def server_parameters(self) -> list[nn.Parameter]:
         return list(self.server_side.parameters())

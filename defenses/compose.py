@@ -1,6 +1,7 @@
 """Build a defense from its name: a base defense followed by payload transforms (``lightsplit-f+dp``)."""
 from __future__ import annotations
 
+import inspect
 from typing import Any
 
 from torch import Tensor, nn
@@ -43,8 +44,14 @@ class ComposedDefense(Defense):
             transform.calibrate(payload)
             payload = transform(payload)
 
-    def client_loss(self, payload: Payload, y: Tensor) -> Tensor:
-        return self.base.client_loss(payload, y)
+    def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
+        return self.base.client_loss(payload, y, inputs=inputs)
+
+    def proxy_loss(self, payload: Payload, inputs: Tensor) -> Tensor | None:
+        return self.base.proxy_loss(payload, inputs)
+
+    def proxy_parameters(self) -> list[nn.Parameter]:
+        return self.base.proxy_parameters()
 
     def public_state(self) -> dict[str, Tensor]:
         return self.base.public_state()
@@ -87,9 +94,13 @@ def knobs_of(name: str) -> tuple[Knob, ...]:
 
 
 def build_defense(
-    name: str, *, cut_shape: tuple[int, ...], seed: int, per_token: bool = False, **params: Any
+    name: str, *, cut_shape: tuple[int, ...], seed: int, per_token: bool = False,
+    input_shape: tuple[int, ...] | None = None, **params: Any
 ) -> Defense:
     """Instantiate ``name`` at a cut; ``params`` may hold every knob, each part takes its own.
+
+    A base defense whose constructor names ``input_shape`` (one that owns a proxy inversion decoder)
+    receives the per-sample input shape; building it without one is refused.
 
     A knob that is not given takes its declared default; a required one that is not given is left
     to the part to refuse. With ``per_token`` the cut is ``(T, d)`` and the defense is built for one
@@ -102,11 +113,16 @@ def build_defense(
     if per_token:
         from defenses.per_token import PerTokenDefense
 
-        inner = build_defense(name, cut_shape=tuple(cut_shape[1:]), seed=seed, **params)
+        inner = build_defense(name, cut_shape=tuple(cut_shape[1:]), seed=seed, input_shape=input_shape, **params)
         return PerTokenDefense(inner, tokens=cut_shape[0])
     base_name, transform_names = split_name(name)
     base_cls = DEFENSES.get(base_name)
-    base = base_cls(cut_shape=cut_shape, seed=seed, **_arguments(base_cls.knobs, params))
+    context = {}
+    if "input_shape" in inspect.signature(base_cls).parameters:
+        if input_shape is None:
+            raise DefenseConfigError(f"{base_name} needs the input shape (its proxy decoder reconstructs inputs)")
+        context["input_shape"] = tuple(input_shape)
+    base = base_cls(cut_shape=cut_shape, seed=seed, **context, **_arguments(base_cls.knobs, params))
     if not transform_names:
         return base
     transforms = [PAYLOAD_TRANSFORMS.get(t) for t in transform_names]

@@ -51,8 +51,16 @@ class PerTokenDefense(Defense):
     def calibrate(self, z: Tensor) -> None:
         self.inner.calibrate(self._rows(z))
 
-    def client_loss(self, payload: Payload, y: Tensor) -> Tensor:
-        return self.inner.client_loss(payload, y.reshape(-1))
+    def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
+        """The inner loss over the token rows; ``inputs`` stay per sequence (a defense that pairs
+        inputs with payload rows, NoPeek, does not apply to token cuts)."""
+        return self.inner.client_loss(payload, y.reshape(-1), inputs=inputs)
+
+    def proxy_loss(self, payload: Payload, inputs: Tensor) -> Tensor | None:
+        return self.inner.proxy_loss(payload, inputs)
+
+    def proxy_parameters(self) -> list[nn.Parameter]:
+        return self.inner.proxy_parameters()
 
     def public_state(self) -> dict[str, Tensor]:
         return self.inner.public_state()

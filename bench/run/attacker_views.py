@@ -43,7 +43,7 @@ def client_factory(cell: Cell, data: CarvedData, server_state: dict[str, Tensor]
     victim = VICTIMS.get(cell.victim)()
     # Close over plain values only: the closure is reachable from the view, the data is not.
     cut, num_classes, input_shape = cell.cut, data.num_classes, data.input_shape
-    build_defense_ = defense_factory(cell, None, server_state)
+    build_defense_ = defense_factory(cell, None, server_state, input_shape)
 
     def build() -> AttackerClientPath:
         parts = victim.build(cut=cut, num_classes=num_classes, input_shape=input_shape)
@@ -53,7 +53,7 @@ def client_factory(cell: Cell, data: CarvedData, server_state: dict[str, Tensor]
 
 
 def defense_factory(
-    cell: Cell, cut_shape: tuple[int, ...] | None, server_state: dict[str, Tensor]
+    cell: Cell, cut_shape: tuple[int, ...] | None, server_state: dict[str, Tensor], input_shape: tuple[int, ...]
 ) -> Callable[..., Defense]:
     """Builds fresh copies of the cell's defense, payload transforms included, carrying the public
     and server-held state of the trained one (``server_state``: R, the DP clip, the server half,
@@ -63,7 +63,8 @@ def defense_factory(
     default_shape = tuple(cut_shape) if cut_shape is not None else None
 
     def build(shape: tuple[int, ...] | None = None) -> Defense:
-        defense = build_defense(name, cut_shape=tuple(shape or default_shape), seed=seed, **params)
+        defense = build_defense(name, cut_shape=tuple(shape or default_shape), seed=seed, input_shape=input_shape,
+                                **params)
         missing = set(state) - set(defense.state_dict())
         if missing:
             raise RuntimeError(f"attacker's defense copy lacks {sorted(missing)}")
@@ -210,7 +211,8 @@ def build_view(
         members=members,
         client_factory=client_factory(cell, data, server_state) if Capability.CLIENT_ARCHITECTURE in granted else None,
         defense_factory=(
-            defense_factory(cell, model.cut_shape, server_state) if Capability.DEFENSE_PUBLIC_STATE in granted else None
+            defense_factory(cell, model.cut_shape, server_state, data.input_shape)
+            if Capability.DEFENSE_PUBLIC_STATE in granted else None
         ),
     )
     return view, split.targets

@@ -18,7 +18,7 @@ from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.channel import DOWN, UP, Channel
 from bench.run.device import forked_rng
 from defenses.base import Defense
-from defenses.payload import as_vector, cross_to_server, detach, values_of, wire_tensors
+from defenses.payload import Payload, as_vector, cross_to_server, detach, values_of, wire_tensors
 from defenses.wcc import within_class_scatter
 from victims.base import Victim
 
@@ -133,6 +133,9 @@ class SplitTrainer:
         if not ushaped:
             server_params += list(model.tails[0].parameters())
         self.server_optimizer = torch.optim.Adam(server_params, lr=lr)
+        proxy = model.defense.proxy_parameters()
+        # The client's proxy adversary (DISCO, ResSFL) at the client's rate, stepped on its own loss only.
+        self.proxy_optimizer = torch.optim.Adam(proxy, lr=client_lr) if proxy else None
 
     def _client_optimizers(self, client: int) -> list[torch.optim.Optimizer]:
         own = self.client_optimizers[client if len(self.client_optimizers) > 1 else 0]
@@ -176,7 +179,7 @@ class SplitTrainer:
             grad = self.active.client_gradient(view).detach()
         channel.send("cut", DOWN, grad)
         # client: backward through the encoder and head with the returned gradient + local losses
-        local = model.defense.client_loss(payload, y)
+        local = model.defense.client_loss(payload, y, inputs=x)
         if self.lambda_wcc > 0:
             local = local + self.lambda_wcc * within_class_scatter(as_vector(payload), y)
         tensors, grads = [values_of(payload)], [grad]
@@ -186,6 +189,8 @@ class SplitTrainer:
         torch.autograd.backward(tensors, grads)
         for opt in client_opts + [self.server_optimizer]:
             opt.step()
+        if self.proxy_optimizer is not None:
+            self._proxy_step(detach(payload), x)
         # Observers run after both parties stepped, in a forked RNG state: whatever they compute or
         # draw cannot reach this step's updates or the victim's later randomness.
         for observer in self.observers:
@@ -194,6 +199,13 @@ class SplitTrainer:
         channel.count_samples(len(y))
         self.step_count += 1
         return loss.detach()
+
+    def _proxy_step(self, payload: Payload, x: Tensor) -> None:
+        """One step of the client's proxy adversary on this step's (detached) payload; the stray
+        gradient the client's loss left on it is dropped first."""
+        self.proxy_optimizer.zero_grad(set_to_none=True)
+        self.model.defense.proxy_loss(payload, x).backward()
+        self.proxy_optimizer.step()
 
     def train_epoch(self, loaders: Sequence[Iterable[tuple[Tensor, Tensor]]]) -> float:
         """Clients take turns in order, each running once through its own data; returns the mean loss."""

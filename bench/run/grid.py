@@ -68,7 +68,8 @@ def expand(spec: GridSpec) -> list[Cell]:
         _check_sequence_victim(victim_name, victim, spec)
         cut_shape = _cut_shape(victim, cut, dataset)
         for defense in spec.defenses:
-            for defense_params in _defense_params(defense, spec, cut_shape, per_token=victim.per_token):
+            input_shape = tuple(INPUT_SHAPES.get(dataset) if dataset in INPUT_SHAPES else victim.input_shape)
+            for defense_params in _defense_params(defense, spec, cut_shape, input_shape, per_token=victim.per_token):
                 for attack in spec.attacks:
                     for attack_params in _combinations(attack_knobs[attack], spec.knobs, f"attack '{attack}'"):
                         for lam, seed in itertools.product(spec.lambda_wccs, spec.seeds):
@@ -204,13 +205,13 @@ def _check_sequence_victim(name: str, victim, spec: GridSpec) -> None:
 
 
 def _defense_params(
-    defense: str, spec: GridSpec, cut_shape: tuple[int, ...], *, per_token: bool = False
+    defense: str, spec: GridSpec, cut_shape: tuple[int, ...], input_shape: tuple[int, ...], *, per_token: bool = False
 ) -> list[dict]:
     """One parameter dict per combination of the knobs this defense reads, each checked at the cut."""
     combos = _combinations(_defense_knobs(defense), spec.knobs, f"defense '{defense}'")
     for params in combos:
         try:
-            _check_at_cut(defense, cut_shape, params, per_token)
+            _check_at_cut(defense, cut_shape, input_shape, params, per_token)
         except DefenseConfigError as err:
             raise GridError(str(err)) from None
     return combos
@@ -219,7 +220,9 @@ def _defense_params(
 _BUILT_AT_CUT: set[tuple] = set()
 
 
-def _check_at_cut(defense: str, cut_shape: tuple[int, ...], params: dict, per_token: bool) -> None:
+def _check_at_cut(
+    defense: str, cut_shape: tuple[int, ...], input_shape: tuple[int, ...], params: dict, per_token: bool
+) -> None:
     """Build the defense once at the cut (its constructor is the check); a configuration that built
     is not built again in this process. Building can cost a QR of a d×k matrix, and a grid file
     repeats each configuration in many blocks and seeds.
@@ -229,9 +232,9 @@ def _check_at_cut(defense: str, cut_shape: tuple[int, ...], params: dict, per_to
     """
     base, transforms = split_name(defense)
     parts = (DEFENSES.get(base), *(PAYLOAD_TRANSFORMS.get(t) for t in transforms))  # a re-registered part is checked anew
-    key = (parts, tuple(cut_shape), per_token, tuple(sorted(params.items())))
+    key = (parts, tuple(cut_shape), input_shape, per_token, tuple(sorted(params.items())))
     if key not in _BUILT_AT_CUT:
-        build_defense(defense, cut_shape=cut_shape, seed=0, per_token=per_token, **params)
+        build_defense(defense, cut_shape=cut_shape, seed=0, per_token=per_token, input_shape=input_shape, **params)
         _BUILT_AT_CUT.add(key)
 
 

@@ -71,7 +71,8 @@ def build_model(cell: Cell, data: CarvedData) -> SplitModel:
     else:
         cut_shape = victim.build(cut=cell.cut, num_classes=data.num_classes, input_shape=data.input_shape).cut_shape
     defense = build_defense(
-        cell.defense, cut_shape=cut_shape, seed=cell.seed, per_token=victim.per_token, **cell.defense_params()
+        cell.defense, cut_shape=cut_shape, seed=cell.seed, per_token=victim.per_token, input_shape=data.input_shape,
+        **cell.defense_params(),
     )
     return SplitModel(
         victim=victim,

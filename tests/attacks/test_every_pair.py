@@ -14,11 +14,11 @@ from bench.data.splits import carve
 from bench.profiles import get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
-from defenses import DEFENSES, knobs_of
+from defenses import DEFENSES
 from tests.attacks.synthetic_har import synthetic_har_dataset
+from tests.defenses.knob_values import smoke_knobs
 
 PROFILE = get_profile("smoke")
-KNOB_VALUES = {"cr": 8.0, "sigma": 0.02, "tile": 2, "width": 32}
 SETTINGS = {  # data kind → (dataset name, victim, cut)
     "image": ("digits", "mnistnet", "split-2"),
     "tabular": ("har", "har-mlp", "d256"),
@@ -61,7 +61,7 @@ def victims(tmp_path_factory):
 @pytest.mark.parametrize("attack,kind,defense", list(_pairs()))
 def test_attack_runs_against_defense(attack, kind, defense, datasets, victims):
     dataset, victim, cut = SETTINGS[kind]
-    knobs = {k.name: KNOB_VALUES[k.name] for k in knobs_of(defense)}
+    knobs = smoke_knobs(defense)
     cell = Cell(dataset=dataset, victim=victim, cut=cut, defense=defense, defense_knobs=knobs, profile="smoke",
                 seed=0, attack=attack)
     metrics, _ = run_attack_cell(cell, data=datasets[kind], profile=PROFILE, cache_dir=victims, artifacts_dir=None)

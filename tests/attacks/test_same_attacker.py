@@ -12,12 +12,13 @@ from bench.profiles import get_profile
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
 from bench.run.training import build_model
+from defenses import DEFENSES
+from tests.defenses.knob_values import smoke_knobs
 
-DEFENSES = {
-    "raw": {}, "lightsplit-f": {"cr": 8.0}, "lightsplit-l": {"cr": 8.0, "width": 32}, "topk": {"cr": 8.0},
-    "learned-1x1": {"cr": 8.0}, "raw+dp": {"sigma": 0.02}, "lightsplit-f+dp": {"cr": 8.0, "sigma": 0.02},
-}
-IMAGE_ATTACKS = [name for name in ATTACKS.names() if "image" in ATTACKS.get(name).kinds]
+# Every registered defense (test doubles aside) and the DP compositions, at the shared test knobs.
+DEFENSES = {name: smoke_knobs(name) for name in DEFENSES.names() + ["raw+dp", "lightsplit-f+dp"]
+            if not name.startswith(("broken", "random"))}
+IMAGE_ATTACKS = [name for name in ATTACKS.names() if "image" in ATTACKS.get(name).kinds and not name.startswith("test-")]
 
 
 @pytest.fixture(scope="module")

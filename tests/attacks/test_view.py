@@ -98,11 +98,11 @@ def test_missing_requirement_fails_at_construction_naming_it(trained):
 
 
 def _defenses_with_knobs():
-    from defenses import DEFENSES, knobs_of
+    from defenses import DEFENSES
+    from tests.defenses.knob_values import smoke_knobs
 
-    values = {"cr": 8.0, "sigma": 0.02, "tile": 2, "width": 32}
     names = DEFENSES.names() + ["lightsplit-f+dp", "learned-1x1+dp"]
-    return [(name, {k.name: values[k.name] for k in knobs_of(name)}) for name in names if not name.startswith(("broken", "random"))]
+    return [(name, smoke_knobs(name)) for name in names if not name.startswith(("broken", "random"))]
 
 
 class _KeepEveryStep:
@@ -136,7 +136,8 @@ def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense
     keep = _KeepEveryStep()
     victim = train_victim(cell, data=data, profile=get_profile("smoke"), observers=[keep])
     model = victim.model
-    client = list(model.heads.parameters()) + list(model.tails.parameters()) + model.defense.client_parameters()
+    client = [*model.heads.parameters(), *model.tails.parameters(), *model.defense.client_parameters(),
+              *model.defense.proxy_parameters()]
     assert client, "no client tensors to look for"
     kwargs = dict(cell=cell, model=model, data=data, client_indices=victim.client_indices, granted=ALL_BUT_WHITEBOX,
                   n_targets=16)

@@ -21,10 +21,10 @@ from bench.run.cell_runner import RunContext
 from bench.run.runner import run_grid
 from bench.run.store import ResultStore
 from bench.run.training import train_victim
-from defenses import DEFENSES, PAYLOAD_TRANSFORMS, knobs_of
+from defenses import DEFENSES, PAYLOAD_TRANSFORMS
 from defenses.lightsplit import LightSplitF
+from tests.defenses.knob_values import smoke_knobs
 
-KNOB_VALUES = {"cr": 8.0, "sigma": 0.02, "tile": 2, "width": 64}
 NAMES = DEFENSES.names() + PAYLOAD_TRANSFORMS.names() + ["lightsplit-f+dp", "topk+dp"]
 
 LEARN = Profile(name="smoke", members=1000, nonmembers=64, test=400, epochs=5, batch_size=32)
@@ -34,7 +34,7 @@ BAR = 3 * CHANCE
 
 
 def _knobs(defense: str, cr: float) -> dict:
-    return {k.name: (cr if k.name == "cr" else KNOB_VALUES[k.name]) for k in knobs_of(defense)}
+    return smoke_knobs(defense, cr=cr, width=64)
 
 
 def _learned_accuracy(defense: str, data) -> float:

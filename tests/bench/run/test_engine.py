@@ -114,3 +114,43 @@ def test_training_learns_and_accuracy_is_deterministic():
         results.append((accuracy(model, x, y), [p.detach().clone() for p in model.parameters()]))
     assert results[0][0] == results[1][0] and results[0][0] > 0.8
     assert all(torch.equal(a, b) for a, b in zip(results[0][1], results[1][1]))
+
+
+def _proxy_defense():
+    """A raw payload whose client holds a proxy inversion decoder; the client's own loss pulls 1,000
+    times harder against the proxy than the proxy's loss pulls for it (an adversarial term)."""
+    from defenses.raw import RawDefense
+
+    class ProxyRaw(RawDefense):
+        def __init__(self):
+            super().__init__(cut_shape=(8, 12, 12))
+            self.client_side.proxy = torch.nn.Linear(8 * 12 * 12, 28 * 28)
+
+        def proxy_loss(self, payload, inputs):
+            return torch.nn.functional.mse_loss(self.client_side.proxy(payload), inputs.flatten(1))
+
+        def client_loss(self, payload, y, *, inputs):
+            self.seen_inputs = inputs
+            return -1e3 * self.proxy_loss(payload.detach(), inputs)
+
+    return ProxyRaw()
+
+
+def test_proxy_adversary_trains_on_its_own_loss_only_and_client_loss_sees_the_inputs():
+    torch.manual_seed(0)
+    defense = _proxy_defense()
+    model = SplitModel(victim=VICTIMS.get("mnistnet")(), cut="split-2", num_classes=10, input_shape=(1, 28, 28),
+                       defense=defense, protocol="ushaped", heads="sch", clients=1)
+    trainer = SplitTrainer(model=model, lr=1e-3)
+    proxy = {id(p) for p in defense.proxy_parameters()}
+    assert len(proxy) == 2 and not proxy & {id(p) for p in defense.client_parameters()}
+    assert trainer.defense_client_optimizer is None  # the proxy is the client half's only parameter
+    x, y = batch()
+    with torch.no_grad():
+        before = defense.proxy_loss(defense.encode(model.heads[0](x)), x).item()
+    for _ in range(20):
+        trainer.step(0, x, y)
+    assert defense.seen_inputs is x
+    with torch.no_grad():
+        after = defense.proxy_loss(defense.encode(model.heads[0](x)), x).item()
+    assert after < 0.9 * before, (before, after)
