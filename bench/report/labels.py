@@ -35,11 +35,14 @@ ATTACK_LABELS = {
     "decoder-fused": "decoder fused", "prior": "prior (floor)", "worst-case": "worst case",
 }
 DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f-srht", "lightsplit-f+dp",
-                 "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp")
+                 "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp",
+                 "nopeek", "shredder", "adversarial", "disco", "mid", "c3sl")
 DEFENSE_LABELS = {
     "raw": "Raw", "learned-1x1": "Learned 1×1", "topk": "top-K", "lightsplit-f": "LightSplit-F",
     "lightsplit-l": "LightSplit-L", "block-local": "Block-local", "dp": "Raw+DP",
     "lightsplit-f-srht": "LightSplit-F (SRHT)", "lightsplit-l-srht": "LightSplit-L (SRHT)",
+    "nopeek": "NoPeek", "shredder": "Shredder", "adversarial": "Adversarial (ResSFL)", "disco": "DISCO",
+    "mid": "MID", "c3sl": "C3-SL",
 }
 DATASET_LABELS = {
     "mnist": "MNIST", "fashion-mnist": "F-MNIST", "cifar10": "CIFAR-10", "cifar100": "CIFAR-100",
