@@ -19,7 +19,7 @@ from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET, MOMENT_TIE, SUBSTITUTE
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import forked_rng, seeded_permutation
-from defenses.payload import values_of
+from defenses.payload import samples_of
 
 
 @dataclass(frozen=True)
@@ -226,7 +226,7 @@ class FORA(PassiveAttack):
             config = dataclasses.replace(config, substitute=substitute)
         if len(view.cut_shape) != 3:
             raise ValueError(f"fora needs a (C, H, W) cut, got {view.cut_shape}")
-        n_targets = len(values_of(view.targets.payloads)) if view.targets.payloads is not None else 0
+        n_targets = samples_of(view.targets.payloads) if view.targets.payloads is not None else 0
         n_aux = len(view.aux.inputs) if view.aux is not None and view.aux.inputs is not None else 0
         if min(n_targets, n_aux) < 2:
             raise ValueError(f"fora needs at least 2 targets and 2 aux images, got {n_targets} and {n_aux}")

@@ -14,7 +14,7 @@ from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import DeviceLog, forked_rng, seeded_permutation
-from defenses.payload import Payload, detach, take, values_of, with_values
+from defenses.payload import Payload, detach, samples_of, take, values_of, with_values
 
 # Keys of one history record (one FSHA iteration).
 AE_MSE, CRITIC_LOSS, WASSERSTEIN, GP, SCALE = "ae_mse", "critic_loss", "wasserstein", "gp", "scale"
@@ -251,7 +251,7 @@ class FSHA(ActiveAttack):
         self.decoder.eval()
         self.defense.eval()
         dtype, payloads = next(self.decoder.parameters()).dtype, detach(payloads)
-        n, chunk = len(values_of(payloads)), INFERENCE_BATCH_SIZE
+        n, chunk = samples_of(payloads), INFERENCE_BATCH_SIZE
         batches = (take(payloads, slice(i, i + chunk)) for i in range(0, n, chunk))
         x_hat = torch.cat([self.decoder(self.cut_map(batch).to(dtype)) for batch in batches])
         finite = bool(torch.isfinite(x_hat).all())

@@ -1,9 +1,10 @@
 """The two UCI HAR probes on the cut payload: feature reconstruction and subject re-identification.
 
-Both read only the payload, so they apply to any defense (dense or sparse payloads alike, through
-:func:`~defenses.payload.as_vector`). Neither sees the targets' inputs: the decoder learns from
-non-members, the subject classifier from members the white-box view hands over, and the checkpoint
-or classifier is never chosen on the data it is scored on.
+Both read only the payload, so they apply to any defense (dense or sparse payloads alike, C3-SL's
+grouped rows through each sample's unbinding: :meth:`~attacks.view.AttackerView.sample_vectors`).
+Neither sees the targets' inputs: the decoder learns from non-members, the subject classifier from
+members the white-box view hands over, and the checkpoint or classifier is never chosen on the data
+it is scored on.
 
 Paper: LightSplit (arXiv:2605.13265), App. B-C4 (UCI HAR probes).
 """
@@ -21,7 +22,6 @@ from torch import Tensor, nn
 from attacks.base import ATTACKS, AttackOutput, MissingCapabilityError, PassiveAttack, scale_counts
 from attacks.view import AttackerView, Capability
 from bench.run.device import forked_rng, seeded_permutation
-from defenses.payload import as_vector
 
 
 @dataclass(frozen=True)
@@ -137,7 +137,7 @@ class HarReconstruction(PassiveAttack):
 
     def run(self) -> AttackOutput:
         config, aux = self.config, self.view.aux
-        p = as_vector(aux.payloads).detach().float()
+        p = self.view.sample_vectors(aux.payloads).detach().float()
         x = aux.inputs.detach().float().flatten(1)
         p_mean, p_std = _standardiser(p)
         x_mean, x_std = _standardiser(x)
@@ -176,7 +176,7 @@ class HarReconstruction(PassiveAttack):
         decoder.load_state_dict(best[2])
         decoder.eval()
         with torch.no_grad():
-            targets = (as_vector(self.view.targets.payloads).detach().float() - p_mean) / p_std
+            targets = (self.view.sample_vectors(self.view.targets.payloads).detach().float() - p_mean) / p_std
             reconstructions = decoder(targets) * x_std + x_mean
             hold_r2 = _median_r2(decoder(p[hold]), x[hold]) if n_hold > 1 else float("nan")
         return AttackOutput(
@@ -253,7 +253,7 @@ class HarReidentification(PassiveAttack):
 
     def run(self) -> AttackOutput:
         members = self.view.members
-        z = as_vector(members.payloads).detach().float().cpu().numpy()
+        z = self.view.sample_vectors(members.payloads).detach().float().cpu().numpy()
         subjects = members.groups.cpu()
         train, test = block_split(subjects)
         test_subjects = subjects[test].unique()

@@ -20,19 +20,19 @@ from attacks.decoder_nets import (
     predict,
 )
 from attacks.view import AttackerView, Capability, Observation
-from defenses.payload import as_vector
 
 REFERENCE_HIDDEN = 256  # hidden width of the fused decoder on an undefended cut; every decoder matches its size
 
 
 def signals(view: AttackerView, obs: Observation, names: tuple[str, ...]) -> tuple[Tensor, ...]:
-    """The flat inputs a decoder consumes: ``z`` (payload), ``lift`` (the public cut map: ``R z̃`` for
+    """The flat inputs a decoder consumes: ``z`` (each sample's payload,
+    :meth:`AttackerView.sample_vectors`), ``lift`` (the public cut map: ``R z̃`` for
     the projections, the dense map for top-K, the server 1×1 output; :meth:`AttackerView.cut_map`),
     ``grad`` (the returned cut gradient)."""
     out = []
     for name in names:
         if name == "z":
-            out.append(as_vector(obs.payloads))
+            out.append(view.sample_vectors(obs.payloads))
         elif name == "lift":
             out.append(view.cut_map(obs.payloads).flatten(1))
         elif name == "grad":

@@ -11,9 +11,9 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, Scoring, config_for, scale_counts
-from attacks.view import AttackerView, Capability
+from attacks.view import AttackerClientPath, AttackerView, Capability, sample_vectors
 from bench.run.device import forked_rng
-from defenses.payload import as_vector, detach
+from defenses.payload import detach
 
 MODES = ("batched", "per_image")
 
@@ -87,6 +87,17 @@ def clone_seed(seed: int, index: int) -> int:
     return int.from_bytes(digest, "little") >> 1
 
 
+class _SampleVectors(nn.Module):
+    """A simulated client path whose output is each sample's payload vector (:func:`sample_vectors`)."""
+
+    def __init__(self, path: AttackerClientPath) -> None:
+        super().__init__()
+        self.path = path
+
+    def forward(self, x: Tensor) -> Tensor:
+        return sample_vectors(self.path.defense, self.path(x))
+
+
 @ATTACKS.register("unsplit")
 class UnSplit(PassiveAttack):
     """UnSplit model inversion: for each target payload ``z``, find an input ``x̂`` and a clone ``f̂``
@@ -99,7 +110,11 @@ class UnSplit(PassiveAttack):
     afresh in every pass; a learned 1×1 encoder is fresh too, its weights are not public), and
     straight-through where the encoder passes no gradient (top-K's support). Payloads are compared
     as dense vectors (``as_vector``), so a top-K payload is a vector with zeros off its kept
-    positions. The target is detached (the released code back-propagates into the client's graph).
+    positions. A C3-SL row stands for several samples, so there each target and each clone output
+    is read as the server reads a sample, unbound with its slot's public key
+    (:func:`~attacks.view.sample_vectors`); a clone's lone sample sits in slot 0 and meets no other
+    sample's crosstalk. The target is detached (the released code back-propagates into the
+    client's graph).
 
     Scoring: the reconstruction is returned unclamped. Its headline metric is the released one,
     each reconstruction min-max normalised before the foreground-masked MSE (``masked_mse_minmax``);
@@ -177,7 +192,7 @@ class UnSplit(PassiveAttack):
     def run(self) -> AttackOutput:
         """Reconstruct the first ``n_targets`` targets; scores hold the mean feature MSE before/after."""
         dtype = torch.get_default_dtype()
-        targets = as_vector(detach(self.view.targets.payloads))[: self.config.n_targets].to(dtype)
+        targets = self.view.sample_vectors(detach(self.view.targets.payloads))[: self.config.n_targets].to(dtype)
         solve = self._solve_batched if self.mode == "batched" else self._solve_per_image
         x_hat, initial, final = solve(targets)
         diverged = not (bool(torch.isfinite(x_hat).all()) and bool(torch.isfinite(final).all()))
@@ -196,10 +211,10 @@ class UnSplit(PassiveAttack):
             diverged=diverged,
         )
 
-    def _clone(self, index: int, device: torch.device) -> nn.Module:
+    def _clone(self, index: int, device: torch.device) -> _SampleVectors:
         with forked_rng():
             torch.manual_seed(clone_seed(self.seed, index))
-            clone = self.view.client_factory()
+            clone = _SampleVectors(self.view.client_factory())
         return clone.to(device=device, dtype=torch.get_default_dtype()).eval()
 
     def _start(self, n: int, device: torch.device) -> Tensor:
@@ -255,7 +270,7 @@ class UnSplit(PassiveAttack):
         del clones
 
         def one(p: dict[str, Tensor], b: dict[str, Tensor], x: Tensor) -> Tensor:
-            return as_vector(functional_call(template, (p, b), (x.unsqueeze(0),)))[0]
+            return functional_call(template, (p, b), (x.unsqueeze(0),))[0]
 
         forward = torch.vmap(one, in_dims=(0, None, 0), randomness="different")  # DP noise: each clone draws its own
 
@@ -274,8 +289,8 @@ class UnSplit(PassiveAttack):
 
             def feature_mse(train_clone: bool, x: Tensor, clone: nn.Module = clone, z: Tensor = z) -> Tensor:
                 clone.requires_grad_(train_clone)
-                clone.defense.server_side.requires_grad_(False)
-                return relative_error(as_vector(clone(x)), z)
+                clone.path.defense.server_side.requires_grad_(False)
+                return relative_error(clone(x), z)
 
             x_hat = self._start(1, targets.device)
             initial, final = self._alternate(x_hat, list(clone.parameters()), feature_mse)

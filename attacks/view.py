@@ -21,7 +21,18 @@ from torch import Tensor, nn
 
 from bench.profiles import INFERENCE_BATCH_SIZE
 from defenses.base import Defense
-from defenses.payload import Payload, take, values_of
+from defenses.payload import GroupedPayload, Payload, as_vector, samples_of, take
+
+
+def sample_vectors(defense: Defense, payload: Payload) -> Tensor:
+    """Each sample's payload as a flat ``(B, n)`` vector, what attacks that read payloads sample by
+    sample compare (UnSplit's feature match, the HAR probes, ``decoder-z``): the payload itself
+    (:func:`~defenses.payload.as_vector`), except where one payload row stands for several samples
+    (C3-SL): a row is no sample's own, so each sample is read as the server reads it, through the
+    defense's public :meth:`~defenses.base.Defense.cut_map` (C3-SL: its unbinding with the public key)."""
+    if isinstance(payload, GroupedPayload):
+        return defense.cut_map(payload).flatten(1)
+    return as_vector(payload)
 
 
 class ClientPath(nn.Module):
@@ -81,7 +92,7 @@ class Observation:
         for value in (self.inputs, self.labels, self.grads):
             if value is not None:
                 return len(value)
-        return len(values_of(self.payloads)) if self.payloads is not None else 0
+        return samples_of(self.payloads) if self.payloads is not None else 0
 
 
 @dataclass(frozen=True)
@@ -131,7 +142,7 @@ class AttackerView:
         (LightSplit-F: ``R z̃``; LightSplit-L: its learned lift; learned 1×1: the server conv; top-K:
         the dense sparse map), in evaluation mode."""
         decode = self.server_defense.eval().decode
-        n = len(values_of(payloads))
+        n = samples_of(payloads)
         return torch.cat([decode(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
 
     @torch.no_grad()
@@ -140,8 +151,15 @@ class AttackerView:
         projection, the dense top-K map, the server 1×1 output), what every attack reads so that one
         attacker network serves every defense of a cut."""
         cut_map = self.server_defense.eval().cut_map
-        n = len(values_of(payloads))
+        n = samples_of(payloads)
         return torch.cat([cut_map(take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
+
+    @torch.no_grad()
+    def sample_vectors(self, payloads: Payload, batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
+        """Each sample's payload as a flat vector (:func:`sample_vectors` with the server's defense)."""
+        if not isinstance(payloads, GroupedPayload):
+            return as_vector(payloads)
+        return self.cut_map(payloads, batch_size).flatten(1)
 
 
 @dataclass(frozen=True)

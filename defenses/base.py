@@ -16,7 +16,7 @@ from torch import Tensor, nn
 
 from bench.knobs import Knob
 from bench.registry import Registry
-from defenses.payload import Payload, as_vector, nbytes, values_of, wire_tensors
+from defenses.payload import GroupedPayload, Payload, as_vector, nbytes, samples_of, values_of, wire_tensors
 
 
 class DefenseConfigError(ValueError):
@@ -107,15 +107,23 @@ class Defense(nn.Module):
 
     def describe(self) -> dict[str, float]:
         """Realised payload size, measured on a probe batch: values and wire bytes per sample, and
-        the realised compression ratio (float32 cut bytes / payload wire bytes)."""
+        the realised compression ratio (float32 cut bytes / payload wire bytes).
+
+        Bytes per sample are the probe's wire bytes over the samples it stands for. Where one payload
+        row stands for ``R`` samples (:class:`~defenses.payload.GroupedPayload`), the probe holds
+        ``2R`` samples, so its rows are full as in training at a batch size that ``R`` divides."""
         with torch.no_grad():
             was_training = self.training
             self.eval()
-            probe = self.encode(probe_batch(self))
+            size = PROBE_SAMPLES
+            probe = self.encode(probe_batch(self, size))
+            if isinstance(probe, GroupedPayload) and probe.group_size > 1:
+                size = PROBE_SAMPLES * probe.group_size
+                probe = self.encode(probe_batch(self, size))
             self.train(was_training)
-        payload_bytes = nbytes(wire_tensors(probe)) / 2
+        payload_bytes = nbytes(wire_tensors(probe)) / size
         return {
-            "payload_values": values_of(probe)[0].numel(),
+            "payload_values": values_of(probe).numel() / samples_of(probe),
             "payload_bytes": payload_bytes,
             "realized_cr": 4 * self.d / payload_bytes,
         }
@@ -158,10 +166,13 @@ class PayloadTransform(nn.Module):
         raise NotImplementedError
 
 
-def probe_batch(module: nn.Module) -> Tensor:
-    """Two seeded Gaussian cut activations on the device of ``module``'s tensors (the CPU if it has none)."""
+PROBE_SAMPLES = 2  # samples per payload row in the probe batch that measures a payload's size
+
+
+def probe_batch(module: nn.Module, size: int = PROBE_SAMPLES) -> Tensor:
+    """``size`` seeded Gaussian cut activations on the device of ``module``'s tensors (the CPU if it has none)."""
     tensors = [*module.parameters(), *module.buffers()]
-    probe = torch.randn(2, *module.cut_shape, generator=torch.Generator().manual_seed(0), device="cpu")
+    probe = torch.randn(size, *module.cut_shape, generator=torch.Generator().manual_seed(0), device="cpu")
     return probe.to(tensors[0].device) if tensors else probe
 
 

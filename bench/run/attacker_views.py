@@ -22,7 +22,7 @@ from bench.run.device import seeded_permutation
 from bench.run.engine import SplitModel
 from defenses import build_defense
 from defenses.base import Defense
-from defenses.payload import Payload, concat, cross_to_server, take, values_of
+from defenses.payload import Payload, concat, cross_to_server, per_sample, samples_of, take, values_of
 from victims import VICTIMS
 
 
@@ -99,18 +99,17 @@ def observe_gradients(model: SplitModel, payload: Payload, y: Tensor, client: in
                       batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
     """Per-sample gradient of the task loss with respect to each payload, as the server returns it.
 
-    Uses the summed loss in evaluation mode, so each row is that sample's own gradient.
+    Uses the summed loss in evaluation mode, so each row is that sample's own gradient. Where one
+    payload row stands for several samples (C3-SL), the server returns one gradient per row, the sum
+    over the row's samples, and each of them carries it (:func:`~defenses.payload.per_sample`).
     """
     model.eval()
-    grads = []
-    n = len(values_of(payload))
-    for i in range(0, n, batch_size):
-        part = take(payload, slice(i, i + batch_size))
-        received = cross_to_server(part)
-        logits = model.tail_of(client)(model.backbone(model.defense.decode(received)))
+    received = cross_to_server(payload)
+    for i in range(0, samples_of(payload), batch_size):
+        part = take(received, slice(i, i + batch_size))  # differentiable: the gradient lands on received
+        logits = model.tail_of(client)(model.backbone(model.defense.decode(part)))
         F.cross_entropy(logits, y[i : i + batch_size], reduction="sum").backward()
-        grads.append(values_of(received).grad.detach())
-    return torch.cat(grads)
+    return per_sample(received, values_of(received).grad.detach())
 
 
 @dataclass(frozen=True)
