@@ -157,9 +157,9 @@ class AttackerView:
     @torch.no_grad()
     def sample_vectors(self, payloads: Payload, batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
         """Each sample's payload as a flat vector (:func:`sample_vectors` with the server's defense)."""
-        if not isinstance(payloads, GroupedPayload):
-            return as_vector(payloads)
-        return self.cut_map(payloads, batch_size).flatten(1)
+        defense = self.server_defense.eval()
+        n = samples_of(payloads)
+        return torch.cat([sample_vectors(defense, take(payloads, slice(i, i + batch_size))) for i in range(0, n, batch_size)])
 
 
 @dataclass(frozen=True)
