@@ -61,7 +61,7 @@ class NoPeek(BottleneckedDefense):
     recorded by :meth:`describe`.
 
     Paper: Vepakomma et al., "NoPeek: Information leakage reduction to share activations in
-    distributed deep learning", ICDMW 2020.
+    distributed deep learning", ICDMW 2020 (arXiv:2008.09161).
     Threat model: honest-but-curious server that sees the payload (and owns the 1×1 decoder at
     CR > 1); the dCor term is the client's alone and needs its raw inputs.
 

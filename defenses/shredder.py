@@ -42,7 +42,7 @@ class Shredder(BottleneckedDefense):
     learned-1x1 at CR 8 with the learned noise on its code; the realised CR is recorded.
 
     Paper: Mireshghallah et al., "Shredder: Learning Noise Distributions to Protect Inference
-    Privacy", ASPLOS 2020 (v2 code: ``mireshghallah/shredder-v2-self-supervised``).
+    Privacy", ASPLOS 2020 (arXiv:1905.11814; v2 code: ``mireshghallah/shredder-v2-self-supervised``).
     Threat model: honest-but-curious server that sees noisy payloads and not the noise tensor,
     which is the client's; jointly trained here, whereas Shredder trains noise for a frozen network.
 
