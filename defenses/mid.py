@@ -62,6 +62,11 @@ class MID(Defense):
     Bytes: ``c = round(C / CR)`` latent channels (at least 1), so ``c×H×W`` float32 values cross and
     the realised CR is ``C / c``; on a vector cut ``k = d / CR``.
 
+    Measured (1,000 digits, CR 4, 5 epochs, λ 0.01): the released ReLU and shift keep σ ≥
+    softplus(−0.5) = 0.47 while μ starts nearly constant (its spread over inputs 0.002–0.07), so the
+    task loss stays flat for epochs; accuracy 0.26, 0.59, 0.52, 0.43 at seeds 0–3 (0.73 at seed 0
+    after 15 epochs). A server trained on samples fails on μ alone (accuracy 0.10).
+
     Paper: Zou et al., "Mutual Information Regularization for Vertical Federated Learning"
     (arXiv:2301.01142, the title SecretFlow's code cites).
     Threat model: honest-but-curious server that sees one posterior sample per input and owns the
