@@ -19,7 +19,7 @@ EMPHASIS = re.compile(r"(?<![\w*])\*(\S(?:[^*]*?\S)?)\*(?![\w*])")
 BULLET = re.compile(r"^[*-] ")
 NUMBERED = re.compile(r"^\d+\. ")
 ARXIV = re.compile(r"arXiv:(\d{4}\.\d{4,5})")
-VENUE = re.compile(r"\b(CVPR|ICCV|ECCV|NeurIPS|ICML|ICLR|AAAI|IJCAI|CCS|NDSS|WPES|USENIX Security|S&P|PETS)"
+VENUE = re.compile(r"\b(CVPR|ICCV|ECCV|NeurIPS|ICML|ICLR|AAAI|IJCAI|CCS|NDSS|WPES|USENIX Security|S&P|PETS|ASPLOS|ICDMW|MLSP)"
                    r"(?:['’ ]?)(\d{2}(?:\d{2})?)\b")
 ARXIV_ABS = "https://arxiv.org/abs/"
 
