@@ -77,16 +77,17 @@ class Disco(Defense):
     Released settings: SIMBA (``aidecentralized/InferenceBenchmark``, ``src/algos/disco.py``,
     ``src/configs/disco.json``: ``alpha`` 0.5, ``pruning_style`` learnable, ``pruning_ratio`` 0.9
     when added, 0.99 now; MSE reconstruction loss; Adam); DRAG (``ntuaislab/DRAG``,
-    ``runner/disco.py``, ``config/train_disco.yaml``: temperature 0.03, the pruner scores the detached
-    map, the gate's gradient reversed into the reconstruction path, the head trained on the task
-    alone). Deviations, all for the hard
-    wire: the released gate is soft on every channel (the pruned ones get ``σ`` near 0, not 0) and
-    its threshold is the lowest kept score, which pins the lowest kept gate at ½ and leaves one kept
-    channel with no gradient at all; here the threshold sits halfway to the first pruned score. The
-    pruner's task gradient has weight 1 and the adversarial term ``α/(1 − α)`` (Adam makes this
-    SIMBA's ``(1 − α)``:``α`` split). The pruner is a small net, the proxy the residual decoder of
-    :mod:`defenses.proxy_decoder` (SIMBA's decoder has no sigmoid). Composed with a payload
-    transform (DP), the term reads the transformed payload and reaches the head too.
+    ``runner/disco.py``, ``config/train_disco.yaml``: temperature 0.03, the pruner scores the
+    detached map, the gate's gradient reversed into the reconstruction path, the head trained on the
+    task alone). Deviations, all for the hard wire: the released gate is soft on every channel (the
+    pruned ones get ``σ`` near 0, not 0) and its threshold is the lowest kept score, which pins the
+    lowest kept gate at ½ and leaves one kept channel with no gradient at all (with it, the pruner
+    of tests/defenses/test_disco.py never learns to drop a channel); here the threshold sits halfway
+    to the first pruned score. The pruner's task gradient has weight 1 and the adversarial term
+    ``α/(1 − α)`` (Adam makes this SIMBA's ``(1 − α)``:``α`` split). The pruner is a small net, the
+    proxy the residual decoder of :mod:`defenses.proxy_decoder` (SIMBA's decoder has no sigmoid).
+    Composed with a payload transform (DP), the term reads the transformed payload and reaches the
+    head too.
 
     Paper: Singh et al., "DISCO: Dynamic and Invariant Sensitive Channel Obfuscation for deep neural
     networks", CVPR 2021.
