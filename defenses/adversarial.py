@@ -1,13 +1,13 @@
 """Adversarial learning at the cut: the client trains against its own proxy inversion decoder (ResSFL)."""
 from __future__ import annotations
 
-from torch import Tensor, nn
+from torch import Tensor
 from torch.nn import functional as F
 
 from bench.knobs import Knob
-from defenses.base import DEFENSES, Defense, DefenseConfigError
+from defenses.base import DEFENSES
+from defenses.bottlenecked import BottleneckedDefense
 from defenses.knobs import CR
-from defenses.learned_1x1 import Learned1x1
 from defenses.proxy_decoder import PROXY_BLOCKS, PROXY_WIDTH, check_inputs, evaluating, is_image, mean_ssim, proxy_decoder
 
 ADV_LAMBDA = Knob("adv_lambda", float, default=0.3, minimum=0.0, sweep=(0.3, 0.5, 0.8),
@@ -17,7 +17,7 @@ SSIM_THRESHOLD = Knob("ssim_threshold", float, default=0.5, minimum=0.0, maximum
 
 
 @DEFENSES.register("adversarial")
-class AdversarialLearning(Defense):
+class AdversarialLearning(BottleneckedDefense):
     """Model-inversion-resistant training: the client's loss adds ``λ·max(SSIM(D(p), x) − τ, 0)``, the
     similarity its proxy decoder ``D`` reaches from the payload ``p``, and ``D`` is trained to
     maximise that SSIM (to minimise ``−SSIM``). So the client's term is ``−λ·`` the proxy's loss,
@@ -25,9 +25,10 @@ class AdversarialLearning(Defense):
     (ResSFL's ``gan_loss_type=MSE``): the client adds ``−λ·MSE``, the proxy minimises MSE.
 
     Bytes: ResSFL's ``bottleneck_option`` (``norelu_C8S1``: a client conv to 8 channels, a server
-    conv back, no ReLU) realises ``CR``: the payload is the code of :class:`Learned1x1`,
-    ``c = round(C / CR)`` channels of the cut's ``H×W`` (``d / CR`` values of a vector cut), float32;
-    at ``CR = 1`` the raw cut is sent (ResSFL without a bottleneck). The proxy decodes that code.
+    conv back, no ReLU) realises ``CR``: the payload is the code of a learned 1×1 bottleneck
+    (:class:`~defenses.bottlenecked.BottleneckedDefense`), ``c = round(C / CR)`` channels of the
+    cut's ``H×W`` (``d / CR`` values of a vector cut), float32; at ``CR = 1`` the raw cut is sent
+    (ResSFL without a bottleneck). The proxy decodes that code.
 
     Released settings (``zlijingtao/ResSFL``, ``reproduce/table3/ace_run_expert_vgg11_cut2.sh``,
     ``reproduce/table6/…``): ``gan_adv_step1`` (one proxy step per client step), strength 0.3,
@@ -71,24 +72,20 @@ class AdversarialLearning(Defense):
         proxy_width: int = 64,
         proxy_blocks: int = 4,
     ) -> None:
-        super().__init__(cut_shape=cut_shape, seed=seed)
-        if cr is None:
-            raise DefenseConfigError("adversarial needs a compression ratio (--cr)")
+        super().__init__(cut_shape=cut_shape, cr=cr, seed=seed, name="adversarial")
         self.adv_lambda = ADV_LAMBDA.check(adv_lambda)
         self.ssim_threshold = SSIM_THRESHOLD.check(ssim_threshold)
         self.input_shape = tuple(input_shape)
-        self.bottleneck = None if cr == 1 else Learned1x1(cut_shape=cut_shape, cr=cr, seed=seed)
-        code_shape = self.cut_shape if self.bottleneck is None else (self.bottleneck.code_channels, *cut_shape[1:])
         if self.adv_lambda > 0:
             self.client_side.proxy = proxy_decoder(
-                code_shape, self.input_shape, width=PROXY_WIDTH.check(proxy_width), blocks=PROXY_BLOCKS.check(proxy_blocks)
+                self.code_shape, self.input_shape, width=PROXY_WIDTH.check(proxy_width), blocks=PROXY_BLOCKS.check(proxy_blocks)
             )
 
     def encode(self, z: Tensor) -> Tensor:
-        return z if self.bottleneck is None else self.bottleneck.encode(z)
+        return self.to_code(z)
 
     def decode(self, payload: Tensor) -> Tensor:
-        return payload if self.bottleneck is None else self.bottleneck.decode(payload)
+        return self.from_code(payload)
 
     def client_loss(self, payload: Tensor, y: Tensor, *, inputs: Tensor) -> Tensor:
         if self.adv_lambda == 0:
@@ -108,11 +105,3 @@ class AdversarialLearning(Defense):
         if not is_image(self.input_shape):
             return F.mse_loss(recon, inputs)
         return -mean_ssim(recon, inputs)
-
-    def client_parameters(self) -> list[nn.Parameter]:
-        own = super().client_parameters()
-        return own if self.bottleneck is None else own + self.bottleneck.client_parameters()
-
-    def server_parameters(self) -> list[nn.Parameter]:
-        own = super().server_parameters()
-        return own if self.bottleneck is None else own + self.bottleneck.server_parameters()
