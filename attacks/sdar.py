@@ -59,12 +59,14 @@ class SDAR(CotrainAttack):
     randomness from its own generator and seeds (inside its own forked RNG).
 
     Diverged: :func:`~attacks.sdar_collapse.sdar_diverged` over the per-step e_dis losses and
-    simulated-tail accuracies. A run that collapses after a healthy window (raw MNIST at ×16 seed 0:
-    its critic wins outright, with fresh draws as with a repeated batch, and with a fresh critic
-    each time it wins, :class:`~attacks.sdar_collapse.GameWatch`) is decoded with the simulator, tail
-    and decoder saved at its last healthy window: the attacker watches its own critic, so it stops
-    where a real attacker would (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations behind
-    them). Only a run with no healthy window is reported diverged.
+    simulated-tail accuracies, watched window by window (:class:`~attacks.sdar_collapse.GameWatch`,
+    the attacker's own losses only). A window that collapsed starts a fresh attacker (every network
+    and optimizer from a new seed, the rest of the budget to run; at most ``MAX_RESTARTS``,
+    ``sdar_restarts``), as the release's authors advise another seed: on raw MNIST at ×16 the
+    collapse follows the attacker's seed, not the victim's. A run that still ends collapsed is
+    decoded with the simulator, tail and decoder saved at its last healthy window
+    (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations behind them). Only a run with no
+    healthy window is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 
@@ -238,11 +240,16 @@ class SDAR(CotrainAttack):
                 self._at_window_end()
 
     def _at_window_end(self) -> None:
-        """Keep ``e``, ``hs`` and ``d`` if the last window is healthy (:class:`GameWatch`); reads only
-        that window's rows (the device log reads each row back once)."""
+        """Start afresh if the last window collapsed and a restart is left, else keep ``e``, ``hs``
+        and ``d`` if it is healthy (:class:`GameWatch`); reads only that window's rows (the device log
+        reads each row back once)."""
         rows, w = self._records.rows(), self.config.window
-        self.watch.keep_if_healthy(len(rows), [r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]],
-                                   {name: self.nets[name] for name in SNAPSHOT})
+        e_dis, label_acc = [r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]]
+        if self.watch.restart_due(len(rows), e_dis, label_acc):
+            self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
+            self._build(conditional=self.conditional)  # every network and optimizer anew
+            return
+        self.watch.keep_if_healthy(len(rows), e_dis, label_acc, {name: self.nets[name] for name in SNAPSHOT})
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""
@@ -330,6 +337,8 @@ class SDAR(CotrainAttack):
             "sdar_step_ms": sum(h["ms"]) / len(h["ms"]), "sdar_step_cpu_ms": sum(h["cpu_ms"]) / len(h["cpu_ms"]),
             "sdar_buffer_samples": float(len(self.observed)), "sdar_collapsed": float(collapsed),
             "sdar_decoded_at": float(healthy[0] if restored else len(h["ms"])),
+            "sdar_restarts": float(len(self.watch.restarts)),
+            "sdar_restarted_at": float(self.watch.restarts[-1]) if self.watch.restarts else None,
         }
         notes = {
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
@@ -338,6 +347,7 @@ class SDAR(CotrainAttack):
             "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the run "
                                "collapsed (sdar_collapsed) and its last healthy snapshot decoded)",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
+            "sdar_restarts": "fresh attackers started after a collapsed window; _restarted_at: iterations before the last",
         }
         if self.moment_tie > 0:
             scores["sdar_tie_floored"] = self.payload_moments.floored_share()

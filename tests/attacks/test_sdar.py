@@ -302,3 +302,27 @@ def test_too_few_targets_skip_the_diagnostics_not_the_attack(digits):
     out = attack.run()
     assert out.reconstructions.shape == truth.x.shape and "sdar_payload_mmd" not in out.scores
     assert out.notes["sdar_payload_mmd"].startswith("not computed")
+
+
+def test_a_collapsed_window_starts_a_fresh_attacker_for_the_rest_of_the_budget(digits):
+    cell = make_cell()
+    attack = pre_training_attack(cell, digits)
+    watched(cell, digits, attack, 16)
+    before = {name: [p.detach().clone() for p in net.parameters()] for name, net in attack.nets.items()}
+    old_nets, old_opt = attack.nets, attack.opt_e
+    critic_wins_a_window(attack)
+    attack._at_window_end()
+    iterations = len(attack.history["ms"])
+    assert attack.watch.restarts == [iterations]
+    assert attack.nets is not old_nets and attack.opt_e is not old_opt
+    for name, params in before.items():  # every network anew, from a new seed
+        assert any(not torch.equal(p, q) for p, q in zip(params, attack.nets[name].parameters())), name
+    assert attack.watch.healthy[0] == 4  # the snapshot of the healthy window is kept
+    out = attack.run()
+    assert out.scores["sdar_restarts"] == 1.0 and out.scores["sdar_restarted_at"] == iterations
+    attack.watch.max_restarts = 1  # none left: a second collapse falls back on the snapshot instead
+    nets = attack.nets
+    critic_wins_a_window(attack)
+    attack._at_window_end()
+    assert attack.nets is nets and attack.watch.restarts == [iterations]
+    assert attack.run().scores["sdar_collapsed"] == 1.0

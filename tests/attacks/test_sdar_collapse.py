@@ -23,3 +23,16 @@ def test_the_critic_won_when_its_mean_loss_is_under_the_floor():
     assert not critic_won([CRITIC_FLOOR + 1e-6] * 10)  # just above the floor: not yet won
     assert not critic_won([0.0] * 9 + [1.3])  # one healthy iteration in ten lifts the mean to 0.13
     assert not critic_won([])
+
+
+def test_a_collapsed_window_calls_for_a_restart_until_none_is_left():
+    from attacks.sdar_collapse import GameWatch
+
+    watch = GameWatch(window=4, num_classes=10, max_restarts=2)
+    healthy, won = ([1.3] * 4, [0.5] * 4), ([0.0] * 4, [0.9] * 4)
+    assert not watch.restart_due(4, *healthy) and watch.restarts == []
+    assert watch.restart_due(8, *won) and watch.restarts == [8]
+    assert not watch.restart_due(12, *healthy)
+    assert watch.restart_due(16, [1.3] * 4, [0.001] * 4)  # a label permutation collapses too
+    assert watch.restarts == [8, 16]
+    assert not watch.restart_due(20, *won) and watch.restarts == [8, 16]  # none left
