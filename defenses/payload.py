@@ -22,18 +22,33 @@ class SparsePayload:
     """Per-sample kept values and their flat positions in a dense vector of length ``dense_numel``.
 
     Attributes:
-        values: ``(B, k_s)`` float values, the part that carries gradient.
-        indices: ``(B, k_s)`` integer positions (int16 where they fit, to keep the wire small).
+        values: ``(B, k_s · block)`` float values, the part that carries gradient.
+        indices: ``(B, k_s)`` integer positions (int16 where they fit, to keep the wire small), each
+            of a run of ``block`` consecutive values: position ``i`` covers ``[i·block, (i+1)·block)``.
         dense_numel: length of the dense vector the positions index into.
+        block: values per position (1: top-K's single values; ``H·W``: DISCO's whole channels).
     """
 
     values: Tensor
     indices: Tensor
     dense_numel: int
+    block: int = 1
 
     def to_dense(self) -> Tensor:
         dense = self.values.new_zeros(self.values.shape[0], self.dense_numel)
-        return dense.scatter(1, self.indices.long(), self.values)
+        return dense.scatter(1, self.positions(), self.values)
+
+    def positions(self) -> Tensor:
+        """The flat dense position of every value, ``(B, k_s · block)``."""
+        starts = self.indices.long()
+        if self.block == 1:
+            return starts
+        offsets = torch.arange(self.block, device=starts.device)
+        return (starts.unsqueeze(-1) * self.block + offsets).flatten(1)
+
+    def like(self, values: Tensor, indices: Tensor) -> SparsePayload:
+        """A plain sparse payload of the same layout with ``values`` at ``indices``."""
+        return SparsePayload(values, indices, self.dense_numel, self.block)
 
 
 @dataclass
@@ -81,7 +96,7 @@ def values_of(payload: Payload) -> Tensor:
 def with_values(payload: Payload, values: Tensor) -> Payload:
     """The same payload with its float tensor replaced (used by payload transforms such as DP)."""
     if isinstance(payload, SparsePayload):
-        return SparsePayload(values, payload.indices, payload.dense_numel)
+        return payload.like(values, payload.indices)
     if isinstance(payload, GroupedPayload):
         return payload.with_rows(values)
     return values
@@ -112,7 +127,7 @@ def take(payload: Payload, index: slice | Tensor) -> Payload:
     """The samples ``index`` (a slice or an index tensor) of a batch of payloads. A grouped payload
     keeps the rows those samples travelled in, whole, and differentiably."""
     if isinstance(payload, SparsePayload):
-        return SparsePayload(payload.values[index], payload.indices[index], payload.dense_numel)
+        return payload.like(payload.values[index], payload.indices[index])
     if isinstance(payload, GroupedPayload):
         kept, row_of = torch.unique(payload.row_of[index], return_inverse=True)
         return GroupedPayload(payload.rows[kept], row_of, payload.slot_of[index], payload.group_size)
@@ -122,9 +137,7 @@ def take(payload: Payload, index: slice | Tensor) -> Payload:
 def concat(payloads: list[Payload]) -> Payload:
     """Batches of payloads of one kind, joined along the batch."""
     if isinstance(payloads[0], SparsePayload):
-        return SparsePayload(
-            torch.cat([p.values for p in payloads]), torch.cat([p.indices for p in payloads]), payloads[0].dense_numel
-        )
+        return payloads[0].like(torch.cat([p.values for p in payloads]), torch.cat([p.indices for p in payloads]))
     if isinstance(payloads[0], GroupedPayload):
         offsets = [0]
         for p in payloads[:-1]:
@@ -158,7 +171,7 @@ def cross_to_server(payload: Payload) -> Payload:
     """Copy a payload to the server side: detached leaves, float part requiring grad."""
     values = values_of(payload).detach().clone().requires_grad_(True)
     if isinstance(payload, SparsePayload):
-        return SparsePayload(values, payload.indices.detach().clone(), payload.dense_numel)
+        return payload.like(values, payload.indices.detach().clone())
     if isinstance(payload, GroupedPayload):
         return GroupedPayload(values, payload.row_of.clone(), payload.slot_of.clone(), payload.group_size)
     return values
@@ -168,7 +181,7 @@ def detach(payload: Payload) -> Payload:
     """A detached copy, e.g. for an observer that must not reach the client's graph."""
     values = values_of(payload).detach()
     if isinstance(payload, SparsePayload):
-        return SparsePayload(values, payload.indices.detach(), payload.dense_numel)
+        return payload.like(values, payload.indices.detach())
     if isinstance(payload, GroupedPayload):
         return payload.with_rows(values)
     return values

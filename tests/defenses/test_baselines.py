@@ -54,3 +54,16 @@ def test_raw_is_identity():
     defense = build_defense("raw", cut_shape=CUT, seed=0)
     z = torch.randn(2, *CUT)
     assert torch.equal(defense.decode(defense.encode(z)), z)
+
+
+def test_a_sparse_payload_of_blocks_places_each_run_of_values_at_its_index():
+    from defenses.payload import SparsePayload, concat, take
+
+    values = torch.arange(12.0).view(2, 6)  # per sample: 2 blocks of 3 values
+    payload = SparsePayload(values, torch.tensor([[3, 0], [1, 2]], dtype=torch.uint8), 12, block=3)
+    expected = torch.zeros(2, 12)
+    for row, starts in enumerate(([3, 0], [1, 2])):
+        for b, start in enumerate(starts):
+            expected[row, start * 3:(start + 1) * 3] = values[row, b * 3:(b + 1) * 3]
+    assert torch.equal(payload.to_dense(), expected)
+    assert torch.equal(concat([take(payload, slice(1, 2)), take(payload, slice(0, 1))]).to_dense(), expected.flip(0))

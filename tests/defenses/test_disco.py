@@ -63,12 +63,12 @@ def test_gates_pass_one_half_exactly_on_the_kept_channels():
 
 
 @pytest.mark.parametrize("cr,kept", [(8, 1), (4, 2)])
-def test_bytes_are_the_kept_values_and_their_int16_positions(cr, kept):
+def test_bytes_are_the_kept_channels_values_and_one_byte_index_each(cr, kept):
     defense = disco(cr=cr)
     payload = defense.encode(torch.randn(3, *CUT))
-    values, positions = wire_tensors(payload)
-    assert values.dtype == torch.float32 and positions.dtype == torch.int16
-    claimed = 6 * kept * 144
+    values, channels = wire_tensors(payload)
+    assert values.dtype == torch.float32 and channels.dtype == torch.uint8 and channels.shape == (3, kept)
+    claimed = 4 * kept * 144 + kept
     assert nbytes(wire_tensors(payload)) == 3 * claimed
     described = defense.describe()
     assert described["payload_bytes"] == claimed

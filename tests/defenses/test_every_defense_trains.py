@@ -10,7 +10,6 @@ died at seed 0 (loss stuck at ln 10, accuracy 0.10; 1 of 8 seeds measured) — a
 hazard of that bottleneck, not a broken defense; at CR 4 (two channels) 8 of 8 seeds learned.
 """
 import dataclasses
-import math
 
 import pytest
 
@@ -66,7 +65,9 @@ def test_defense_runs_in_smoke_profile(defense, tmp_path):
     record = store.load(cell)
     assert summary.failed == [], record.error
     expected_cr = 1.0 if "cr" not in params else 8.0
-    assert math.isclose(record.metrics["realized_cr"], expected_cr)
+    # At most 1% under the nominal CR, never over: a mechanism may add a few index bytes to its
+    # values (DISCO's one-byte channel index: 7.986 at CR 8).
+    assert expected_cr / 1.01 <= record.metrics["realized_cr"] <= expected_cr * (1 + 1e-9)
 
 
 @pytest.mark.parametrize("defense", NAMES)
