@@ -22,6 +22,15 @@ def _double_centred_sq_distances(rows: Tensor) -> Tensor:
     return dist - dist.mean(0, keepdim=True) - dist.mean(1, keepdim=True) + dist.mean()
 
 
+def _unit_scale(rows: Tensor) -> Tensor:
+    """``rows`` centred and divided by their overall spread. dCor does not change (it is invariant to
+    shifts and scales), but a payload that the loss shrinks towards a constant stays representable:
+    on MNIST at CR 8 and α 0.1 the code's spread fell to 1e-7 in 750 steps, its squared distances
+    underflowed in float32 and training turned to NaN."""
+    centred = rows - rows.mean(0, keepdim=True)
+    return centred / centred.pow(2).mean().clamp_min(1e-30).sqrt()  # a constant stays 0, its gradient finite
+
+
 def distance_correlation(x: Tensor, y: Tensor) -> Tensor:
     """Sample distance correlation of paired rows ``x (n, p)`` and ``y (n, q)``, as NoPeek's releases
     compute it: on SQUARED Euclidean distances (Székely's dCor uses plain distances). On squared
@@ -29,8 +38,8 @@ def distance_correlation(x: Tensor, y: Tensor) -> Tensor:
     the square root of the RV coefficient: 0 for uncorrelated rows, 1 for ``y = a·x·Q + b`` with
     ``Q`` orthogonal, and it sees only linear dependence.
     """
-    a = _double_centred_sq_distances(x.flatten(1))
-    b = _double_centred_sq_distances(y.flatten(1))
+    a = _double_centred_sq_distances(_unit_scale(x.flatten(1)))
+    b = _double_centred_sq_distances(_unit_scale(y.flatten(1)))
     dcov2_xy = (a * b).mean()
     dcov2_xx, dcov2_yy = (a * a).mean(), (b * b).mean()
     # dCor² ≥ 0 in exact arithmetic; the floor keeps sqrt's gradient finite at 0
@@ -52,8 +61,9 @@ class NoPeek(BottleneckedDefense):
     sweep 0.01, 0.1, 1 reaches below the default because on a learned 1×1 code (CR ≥ 2) dCor's
     scale-free gradient outruns the task's while the task loss is still flat: on 1,000 digits at
     CR 4 for 5 epochs, α = 0.01 learned (0.71 accuracy) and α ≥ 0.03 collapsed the code to a
-    constant (chance), whereas on the raw cut α = 1 still learned (0.89). Cost: two ``B × B``
-    distance matrices per step.
+    constant (chance), whereas on the raw cut α = 1 still learned (0.89). On MNIST (cpu profile,
+    seed 0) at CR 8, a one-channel code, α = 0.1 and 0.01 stay at chance and α = 0.001 reaches
+    0.969 (learned 1×1 alone: 0.97). Cost: two ``B × B`` distance matrices per step.
 
     Bytes: at ``cr = 1`` the raw cut activation crosses (``d`` float32 values, as published); at
     ``cr > 1`` the mechanism runs on learned 1×1's ``c×H×W`` code (``c = round(C / CR)``), i.e.

@@ -121,3 +121,16 @@ def test_dcor_of_inputs_and_payloads_falls_as_alpha_grows(small_digits):
         accuracy[alpha] = victim.metrics["accuracy"]
     assert measured[0] - measured[1] > 0.01 and measured[1] - measured[2] > 0.05, measured
     assert accuracy[0.0] > 0.5 and accuracy[9.0] > 0.3, accuracy
+
+
+def test_dcor_is_unchanged_and_its_gradient_finite_for_a_payload_shrunk_towards_a_constant():
+    torch.manual_seed(0)
+    x, y = torch.randn(32, 10), torch.randn(32, 4)
+    y = y + 0.5 * x[:, :4]
+    reference = distance_correlation(x, y)
+    for scale in (1e-4, 1e-8, 1e-12):
+        tiny = (scale * y).requires_grad_(True)  # float32 squares of these distances underflow unscaled
+        value = distance_correlation(x, tiny)
+        assert value.item() == pytest.approx(reference.item(), rel=1e-3), scale
+        value.backward()
+        assert torch.isfinite(tiny.grad).all(), scale
