@@ -24,9 +24,12 @@ class Selector:
     sigma: float | None = None
     dataset: str | None = None
     cut: str | None = None
+    knobs: tuple[tuple[str, float], ...] = ()  # a field defense's own knobs, e.g. (("nopeek_alpha", 0.001),)
 
     def mask(self, table: pd.DataFrame) -> pd.Series:
         m = (table["defense"] == self.defense) & (table["attack"] == self.attack)
+        for name, value in self.knobs:
+            m &= (table[name] == value) if name in table.columns else False
         m &= table["lambda_wcc"].fillna(0.0) == self.lambda_wcc
         for name in ("cr", "sigma"):
             value = getattr(self, name)
@@ -38,7 +41,8 @@ class Selector:
 
     def label(self) -> str:
         parts = [self.defense] + ([self.cut] if self.cut else []) + ([f"CR {self.cr:g}"] if self.cr else []) + (
-            [f"λ {self.lambda_wcc:g}"] if self.lambda_wcc else []) + ([f"σ {self.sigma:g}"] if self.sigma else [])
+            [f"λ {self.lambda_wcc:g}"] if self.lambda_wcc else []) + ([f"σ {self.sigma:g}"] if self.sigma else []) + [
+            f"{name} {value:g}" for name, value in self.knobs]
         return " ".join(parts) + (f" / {self.attack}" if self.attack != "none" else "")
 
 
@@ -135,6 +139,26 @@ LM_CLAIMS: list[Claim] = [
                 profiles=("paper",)) for cr in (8.0, 32.0)],
 ]
 
+def _nopeek(attack: str, alpha: float) -> Selector:
+    return Selector("nopeek", attack, 8.0, knobs=(("nopeek_alpha", alpha),))
+
+
+# The field's defenses (issue 41), where a paper's claim can be tested here. NoPeek (arXiv:2008.09161),
+# abstract: minimising distance correlation "reduces leakage of sensitive raw data patterns ... while
+# maintaining model accuracy". NoPeek at CR 8 is learned 1×1 at CR 8 plus the dCor loss, so learned
+# 1×1 is the same client without it; α 0.001 is the largest that learns on MNIST (defenses/nopeek.py).
+FIELD_CLAIMS: list[Claim] = [
+    _ordering("nopeek-ssim-below-learned-1x1-cr8", "NoPeek abstract",
+              "NoPeek (α 0.001) reduces what the reference decoder reconstructs below the same code without dCor "
+              "(learned 1×1, CR 8)", "ssim", _nopeek("decoder-ref", 0.001), "<", Selector("learned-1x1", "decoder-ref", 8.0)),
+    _ordering("nopeek-keeps-accuracy-cr8", "NoPeek abstract",
+              "NoPeek (α 0.001) keeps ≥ 95% of the accuracy of the same code without dCor (learned 1×1, CR 8)",
+              "accuracy", _nopeek("none", 0.001), ">", Selector("learned-1x1", cr=8.0), factor=0.95),
+    _ordering("nopeek-larger-alpha-lower-ssim-cr8", "NoPeek abstract",
+              "NoPeek: a larger α (0.003 against 0.001) lowers the reference decoder's SSIM further", "ssim",
+              _nopeek("decoder-ref", 0.003), "<", _nopeek("decoder-ref", 0.001)),
+]
+
 CLAIMS: list[Claim] = [
     # Table II / XIII: LightSplit-F against the matched-budget baselines, at every CR.
     *[_ls_beats(base, "decoder-ref", cr, "Table XIII") for base in ("topk", "learned-1x1") for cr in (8.0, 16.0, 32.0)],
@@ -187,4 +211,5 @@ CLAIMS: list[Claim] = [
     Claim("sdar-raw-l4-ssim", "Table X", "SDAR reconstructs the undefended CIFAR-10 L=4 cut at SSIM 0.83", "ssim",
           Selector("raw", "sdar", dataset="cifar10"), "≈", value=0.83, tolerance=0.05, profiles=("paper",)),
     *LM_CLAIMS,
+    *FIELD_CLAIMS,
 ]

@@ -148,7 +148,7 @@ def test_a_flipped_or_swapped_claim_is_caught():
 def test_every_quote_is_the_papers_own_sentence():
     text = PAPER.read_text()
     assert [key for key, quote in QUOTES.items() if quote not in text] == []
-    assert {pin.quote for pin in PINS.values()} == set(QUOTES)
+    assert {pin.quote for pin in PINS.values()} == set(QUOTES) | set(FIELD_QUOTES)
 # Fig. 9: the cpu profile tests the orderings on its two sizes, the paper profile the values.
 for cut in ("cpu-s", "cpu-m"):
     PINS[f"lm-inflation-lsf-rises-with-cr-{cut}"] = Pin(
@@ -165,3 +165,21 @@ for cut, cr, value in (("124m", 8, 1.15), ("124m", 32, 1.36), ("1.5b", 8, 1.06),
     PINS[f"lm-inflation-lsf-{cut}-cr{cr}"] = Pin(
         "perplexity_inflation", S("lightsplit-f", cr=cr, dataset="wikitext-103", cut=cut), "≈", None, "lm",
         value=value, tolerance=0.05)
+# The field's defenses: their own papers' sentences (not in the seed paper's text).
+FIELD_QUOTES = {
+    # NoPeek, arXiv:2008.09161, abstract.
+    "nopeek": "reduces leakage of sensitive raw data patterns across client communications while maintaining "
+              "model accuracy",
+}
+
+
+def nopeek_at(attack: str, alpha: float) -> Selector:
+    return Selector("nopeek", attack, 8, knobs=(("nopeek_alpha", alpha),))
+
+
+PINS.update({
+    "nopeek-ssim-below-learned-1x1-cr8": Pin("ssim", nopeek_at("decoder-ref", 0.001), "<", S("learned-1x1", "decoder-ref", 8),
+                                            "nopeek"),
+    "nopeek-keeps-accuracy-cr8": Pin("accuracy", nopeek_at("none", 0.001), ">", S("learned-1x1", cr=8), "nopeek", factor=0.95),
+    "nopeek-larger-alpha-lower-ssim-cr8": Pin("ssim", nopeek_at("decoder-ref", 0.003), "<", nopeek_at("decoder-ref", 0.001), "nopeek"),
+})
