@@ -78,14 +78,8 @@ class AdversarialLearning(BottleneckedDefense):
         self.input_shape = tuple(input_shape)
         if self.adv_lambda > 0:
             self.client_side.proxy = proxy_decoder(
-                self.code_shape, self.input_shape, width=PROXY_WIDTH.check(proxy_width), blocks=PROXY_BLOCKS.check(proxy_blocks)
+                self.code_shape, self.input_shape, width=proxy_width, blocks=proxy_blocks
             )
-
-    def encode(self, z: Tensor) -> Tensor:
-        return self.to_code(z)
-
-    def decode(self, payload: Tensor) -> Tensor:
-        return self.from_code(payload)
 
     def client_loss(self, payload: Tensor, y: Tensor, *, inputs: Tensor) -> Tensor:
         if self.adv_lambda == 0:

@@ -44,6 +44,13 @@ class BottleneckedDefense(Defense):
     def from_code(self, code: Tensor) -> Tensor:
         return code if self.bottleneck is None else self.bottleneck.decode(code)
 
+    def encode(self, z: Tensor) -> Tensor:
+        """The code itself crosses (a mechanism that changes it, Shredder's noise, overrides this)."""
+        return self.to_code(z)
+
+    def decode(self, payload: Tensor) -> Tensor:
+        return self.from_code(payload)
+
     def client_parameters(self) -> list[nn.Parameter]:
         own = super().client_parameters()
         return own if self.bottleneck is None else self.bottleneck.client_parameters() + own

@@ -136,7 +136,7 @@ class Disco(Defense):
         self.input_shape = tuple(input_shape)
         self.client_side.pruner = ChannelPruner(self.cut_shape)
         self.client_side.proxy = proxy_decoder(
-            self.cut_shape, self.input_shape, width=PROXY_WIDTH.check(proxy_width), blocks=PROXY_BLOCKS.check(proxy_blocks)
+            self.cut_shape, self.input_shape, width=proxy_width, blocks=proxy_blocks
         )
 
     def encode(self, z: Tensor) -> PrunedPayload:

@@ -90,12 +90,6 @@ class NoPeek(BottleneckedDefense):
         super().__init__(cut_shape=cut_shape, cr=cr, seed=seed, name="nopeek")
         self.alpha = float(NOPEEK_ALPHA.check(nopeek_alpha))
 
-    def encode(self, z: Tensor) -> Tensor:
-        return self.to_code(z)
-
-    def decode(self, payload: Tensor) -> Tensor:
-        return self.from_code(payload)
-
     def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
         """``α · dCor(x, payload)``; payload rows are regrouped per input (a token cut's rows per sequence)."""
         if self.alpha == 0:

@@ -104,7 +104,9 @@ class MLPDecoder(nn.Module):
 
 def proxy_decoder(in_shape: tuple[int, ...], out_shape: tuple[int, ...], *, width: int = 64, blocks: int = 4) -> nn.Module:
     """The proxy decoder from a map of ``in_shape`` to an input of ``out_shape``: the residual image
-    decoder between two ``C×H×W`` shapes, an MLP (hidden ``4·width``) otherwise (vector cuts, tabular inputs)."""
+    decoder between two ``C×H×W`` shapes, an MLP (hidden ``4·width``) otherwise (vector cuts, tabular inputs).
+    ``width`` and ``blocks`` are checked against :data:`PROXY_WIDTH` and :data:`PROXY_BLOCKS`."""
+    width, blocks = PROXY_WIDTH.check(width), PROXY_BLOCKS.check(blocks)
     if len(in_shape) == 3 and len(out_shape) == 3:
         return ResidualImageDecoder(in_shape, out_shape, width=width, blocks=blocks)
     return MLPDecoder(in_shape, out_shape, hidden=4 * width)

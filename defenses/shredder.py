@@ -90,8 +90,5 @@ class Shredder(BottleneckedDefense):
             return code + self.client_side.noise
         return code + self.sampled_noise(code)
 
-    def decode(self, payload: Tensor) -> Tensor:
-        return self.from_code(payload)
-
     def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
         return -self.lam * self.noise_scale()

@@ -66,9 +66,9 @@ def expand(spec: GridSpec) -> list[Cell]:
         if cut not in victim.cuts:
             raise GridError(f"victim '{victim_name}' has no cut '{cut}' (known: {', '.join(victim.cuts)})")
         _check_sequence_victim(victim_name, victim, spec)
-        cut_shape = _cut_shape(victim, cut, dataset)
+        input_shape = tuple(INPUT_SHAPES.get(dataset) if dataset in INPUT_SHAPES else victim.input_shape)
+        cut_shape = _cut_shape(victim, cut, dataset, input_shape)
         for defense in spec.defenses:
-            input_shape = tuple(INPUT_SHAPES.get(dataset) if dataset in INPUT_SHAPES else victim.input_shape)
             for defense_params in _defense_params(defense, spec, cut_shape, input_shape, per_token=victim.per_token):
                 for attack in spec.attacks:
                     for attack_params in _combinations(attack_knobs[attack], spec.knobs, f"attack '{attack}'"):
@@ -84,14 +84,14 @@ def expand(spec: GridSpec) -> list[Cell]:
     return list(cells.values())
 
 
-def _cut_shape(victim: Victim, cut: str, dataset: str) -> tuple[int, ...]:
-    """The cut's shape on the dataset's inputs: its ``cuts`` entry unless the dataset's shape differs."""
-    shape = INPUT_SHAPES.get(dataset) if dataset in INPUT_SHAPES else None
-    if victim.per_token or shape is None or tuple(shape) == tuple(victim.input_shape):
+def _cut_shape(victim: Victim, cut: str, dataset: str, input_shape: tuple[int, ...]) -> tuple[int, ...]:
+    """The cut's shape on the dataset's inputs (``input_shape``): its ``cuts`` entry unless they differ
+    from the victim's own."""
+    if victim.per_token or input_shape == tuple(victim.input_shape):
         return victim.cuts[cut]
     try:
         with forked_rng():  # building initialises weights: leave the seed stream alone
-            return victim.build(cut=cut, num_classes=2, input_shape=shape).cut_shape
+            return victim.build(cut=cut, num_classes=2, input_shape=input_shape).cut_shape
     except ValueError as err:
         raise GridError(f"dataset '{dataset}': {err}") from None
 
