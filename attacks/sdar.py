@@ -169,8 +169,12 @@ class SDAR(CotrainAttack):
         self._timings: dict[str, list[float]] = {"ms": [], "cpu_ms": []}
         self.steps_seen = 0
         self.watch = GameWatch(window=config.window, num_classes=view.num_classes)
-        self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
+        self.init_seed = self._next_seed()
         self._build(conditional=False)
+
+    def _next_seed(self) -> int:
+        """A seed drawn from the attack's own generator (network initialisation, a step's dropout)."""
+        return int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
 
     @property
     def history(self) -> dict[str, list[float]]:
@@ -229,7 +233,7 @@ class SDAR(CotrainAttack):
         target = max(1, math.floor(self.steps_seen * self.budget + 1e-9))  # at least one iteration
         for i in range(target - len(self._timings["ms"])):
             started, cpu_started = time.perf_counter(), time.process_time()
-            step_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
+            step_seed = self._next_seed()
             maps, labels = (real, view.labels) if i == 0 else self.observed.draw(len(real), self.generator)
             with forked_rng():
                 torch.manual_seed(step_seed)  # dropout and DP noise: the attack's own stream
@@ -246,7 +250,7 @@ class SDAR(CotrainAttack):
         rows, w = self._records.rows(), self.config.window
         e_dis, label_acc = [r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]]
         if self.watch.restart_due(len(rows), e_dis, label_acc):
-            self.init_seed = int(torch.randint(2**62, (1,), generator=self.generator, device=self.generator.device))
+            self.init_seed = self._next_seed()
             self._build(conditional=self.conditional)  # every network and optimizer anew
             return
         self.watch.keep_if_healthy(len(rows), e_dis, label_acc, {name: self.nets[name] for name in SNAPSHOT})
