@@ -29,6 +29,7 @@ from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET, LAMBDA1_SCALE, MOMENT_TIE
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import DeviceLog, forked_rng
+from defenses.payload import Payload, samples_of
 
 # What each SDAR iteration records on the device, in order (read back in one transfer).
 DEVICE_RECORDS = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss")
@@ -56,7 +57,11 @@ class SDAR(CotrainAttack):
     state (R, the DP clip, DP noise included, the server half frozen), straight-through where the
     encoder blocks gradients (top-K's support). The victim is never changed: its modules run in
     evaluation mode without parameter gradients (flags restored exactly), the attack draws
-    randomness from its own generator and seeds (inside its own forked RNG).
+    randomness from its own generator and seeds (inside its own forked RNG). A fresh ``e`` (at the
+    start and at each restart) first takes whatever payload-wide offset its defense copy declares
+    from the last observed payload (:meth:`~defenses.base.Defense.align_to_observed`: Shredder's
+    trained noise tensor), which the critic would otherwise tell apart from a random guess of it
+    at once, whatever the rest of the game learns.
 
     Diverged: :func:`~attacks.sdar_collapse.sdar_diverged` over the per-step e_dis losses and
     simulated-tail accuracies, watched window by window (:class:`~attacks.sdar_collapse.GameWatch`,
@@ -226,7 +231,10 @@ class SDAR(CotrainAttack):
             raise ValueError("sdar: the cut view carries no server modules")
         if self.steps_seen == 0 and (view.labels is not None) != self.conditional:
             self._build(conditional=view.labels is not None)  # vanilla SL: the server sees labels
+        if self.steps_seen == 0:
+            self._align_simulator(view.payload)
         self.steps_seen += 1
+        self._last_payload = view.payload
         with torch.no_grad(), frozen(view.server.backbone, view.server.defense):
             real = view.server.defense.cut_map(view.payload)
         self.observed.add(real, view.labels)
@@ -252,8 +260,21 @@ class SDAR(CotrainAttack):
         if self.watch.restart_due(len(rows), e_dis, label_acc):
             self.init_seed = self._next_seed()
             self._build(conditional=self.conditional)  # every network and optimizer anew
+            self._align_simulator(self._last_payload)
             return
         self.watch.keep_if_healthy(len(rows), e_dis, label_acc, {name: self.nets[name] for name in SNAPSHOT})
+
+    def _align_simulator(self, observed: Payload) -> None:
+        """Let the fresh simulator's defense copy take the client's payload offset from ``observed``
+        (:meth:`~defenses.base.Defense.align_to_observed`), its payloads simulated on the first aux
+        inputs in training mode, outside every random stream."""
+        e = self.nets["e"]
+
+        def simulate() -> Payload:
+            with torch.no_grad(), forked_rng():
+                return e.train()(self.aux_x[: samples_of(observed)])
+
+        e.defense.align_to_observed(observed, simulate)
 
     def _aux_batch(self, size: int) -> tuple[Tensor, Tensor, Tensor]:
         """Aux inputs, their labels and the labels the tail trains on (flipped in U-shaped SL)."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import math
+from collections.abc import Callable
 from typing import ClassVar
 
 import torch
@@ -78,6 +79,13 @@ class Defense(nn.Module):
     def calibrate(self, z: Tensor) -> None:
         """Fix any data-dependent constant from cut activations ``z`` measured once before training
         (the DP clip); nothing by default."""
+
+    def align_to_observed(self, observed: Payload, simulate: Callable[[], Payload]) -> None:
+        """On an attacker's fresh copy: set client-half state that shifts every payload alike from
+        the first moment of payloads the server ``observed`` (``simulate()``: this copy's payloads of
+        as many of the attacker's own inputs); nothing by default. A simulator that starts from a
+        random guess of such an offset is told apart from the client by its critic at once
+        (SDAR against Shredder's trained noise), whatever its other networks learn."""
 
     def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
         """An extra client-side loss on the payload of the input batch ``inputs`` with labels ``y``

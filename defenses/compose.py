@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 from torch import Tensor, nn
@@ -43,6 +44,10 @@ class ComposedDefense(Defense):
         for transform in self.client_side.transforms:
             transform.calibrate(payload)
             payload = transform(payload)
+
+    def align_to_observed(self, observed: Payload, simulate: Callable[[], Payload]) -> None:
+        """The base defense's offset; the transforms (DP noise) add none on average."""
+        self.base.align_to_observed(observed, simulate)
 
     def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
         return self.base.client_loss(payload, y, inputs=inputs)

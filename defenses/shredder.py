@@ -1,6 +1,8 @@
 """Shredder: learned additive noise at the cut, pushed to be as large as the task allows."""
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import torch
 from torch import Tensor, nn
 
@@ -8,7 +10,7 @@ from bench.knobs import Knob
 from defenses.base import DEFENSES
 from defenses.bottlenecked import BottleneckedDefense
 from defenses.knobs import CR
-from defenses.payload import Payload
+from defenses.payload import Payload, as_vector
 
 SHREDDER_LAMBDA = Knob(
     "shredder_lambda", float, default=0.5, minimum=0.0, sweep=(0.1, 0.5, 2.0),
@@ -89,6 +91,14 @@ class Shredder(BottleneckedDefense):
         if self.training:
             return code + self.client_side.noise
         return code + self.sampled_noise(code)
+
+    @torch.no_grad()
+    def align_to_observed(self, observed: Payload, simulate: Callable[[], Payload]) -> None:
+        """Move the noise tensor by the gap between the observed and simulated payloads' means, so an
+        attacker's fresh copy starts from the client's offset (its code's mean differs too, but by
+        far less than two independent noise draws do)."""
+        self.client_side.noise += as_vector(observed).mean(0).view_as(self.client_side.noise) - as_vector(
+            simulate()).mean(0).view_as(self.client_side.noise)
 
     def client_loss(self, payload: Payload, y: Tensor, *, inputs: Tensor) -> Tensor:
         return -self.lam * self.noise_scale()

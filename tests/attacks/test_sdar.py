@@ -326,3 +326,18 @@ def test_a_collapsed_window_starts_a_fresh_attacker_for_the_rest_of_the_budget(d
     attack._at_window_end()
     assert attack.nets is nets and attack.watch.restarts == [iterations]
     assert attack.run().scores["sdar_collapsed"] == 1.0
+
+
+def test_the_simulator_starts_from_the_clients_payload_offset_and_again_after_a_restart(digits):
+    cell = make_cell("shredder", cr=4.0)
+    attack = pre_training_attack(cell, digits)
+    watched(cell, digits, attack, 16)
+    simulated, observed = attack.nets["e"].defense.client_side.noise, attack._last_payload
+    assert simulated.abs().mean() > 0.3
+    # aligned on the first payload, then trained: close to the last one's offset, unlike a fresh draw
+    own = attack.nets["e"].train()(attack.aux_x[:len(observed)]).detach()
+    assert (own.mean(0) - observed.mean(0)).abs().mean() < 0.3
+    critic_wins_a_window(attack)
+    attack._at_window_end()
+    own = attack.nets["e"].train()(attack.aux_x[:len(observed)]).detach()
+    assert torch.allclose(own.mean(0), observed.mean(0), atol=1e-4)

@@ -85,3 +85,23 @@ def test_the_learned_noise_grows_in_training_while_accuracy_stays_well_above_cha
     victim = train_victim(cell, data=data, profile=profile)
     assert victim.model.defense.noise_scale().item() > 1.03 * initial
     assert victim.metrics["accuracy"] > 0.5
+
+
+def test_an_attackers_fresh_copy_aligned_to_observed_payloads_matches_their_mean():
+    torch.manual_seed(0)
+    client = build_defense("shredder", cut_shape=CUT, seed=0, cr=4).train()
+    fresh = build_defense("shredder", cut_shape=CUT, seed=0, cr=4).train()  # another noise draw
+    fresh.load_state_dict({k: v for k, v in client.state_dict().items() if "noise" not in k}, strict=False)
+    observed = client.encode(torch.randn(64, *CUT)).detach()
+    own = torch.randn(64, *CUT)
+    assert (fresh.encode(own).mean(0) - observed.mean(0)).abs().mean() > 0.5
+    fresh.align_to_observed(observed, lambda: fresh.encode(own))
+    assert torch.allclose(fresh.encode(own).mean(0), observed.mean(0), atol=1e-5)
+    assert torch.allclose(fresh.client_side.noise, client.client_side.noise, atol=0.5)  # codes differ a little
+
+
+def test_aligning_a_defense_without_an_offset_changes_nothing():
+    defense = build_defense("learned-1x1", cut_shape=CUT, seed=0, cr=4)
+    before = copy.deepcopy(defense.state_dict())
+    defense.align_to_observed(torch.randn(4, 2, 12, 12), lambda: pytest.fail("simulated without need"))
+    assert all(torch.equal(before[k], v) for k, v in defense.state_dict().items())
