@@ -60,10 +60,16 @@ class AttackOutput:
     Attributes:
         reconstructions: ``(n, *input_shape)`` reconstructions in [0, 1] of the targets at
             ``target_index`` (image attacks); ``None`` for probes.
-        target_index: which of the view's targets were reconstructed (``None``: all of them, in order).
+        target_index: which of the view's targets were reconstructed or scored (``None``: all of
+            them, in order).
         scores: metrics the attack computes itself (probes: R², re-identification accuracy, ...).
         notes: per-metric explanations (e.g. why a value is missing).
         diverged: the attack's own training collapsed (see the attack's docstring for its criterion).
+        label_scores: ``(n, classes)`` label scores of the targets at ``target_index``, higher = more
+            likely (label attacks, and SDAR's simulated tail); the bench scores them against the
+            targets' true labels (:mod:`bench.metrics.labels`). ``None``: no label inferred.
+        label_top1: whether each row's highest score is the attack's class decision; ``False`` for
+            per-class scores that rank samples but decide no class (norm scoring): no top-1 accuracy.
     """
 
     reconstructions: Tensor | None = None
@@ -71,6 +77,8 @@ class AttackOutput:
     scores: dict[str, float | None] = field(default_factory=dict)
     notes: dict[str, str] = field(default_factory=dict)
     diverged: bool = False
+    label_scores: Tensor | None = None
+    label_top1: bool = True
 
 
 class VictimRuns(Protocol):

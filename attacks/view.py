@@ -8,7 +8,8 @@ the client half of the defense:
   *fresh, untrained* copies; everything a stronger threat model grants is a named
   :class:`Capability`, present only when granted.
 - :class:`StepView`, each training step, for co-training and active attacks: that step's payload
-  and cut gradient as copies, and the server's own live modules (:class:`ServerHandle`).
+  and cut gradient as copies, in U-shaped runs the gradient the client's tail returned, and the
+  server's own live modules (:class:`ServerHandle`).
 """
 from __future__ import annotations
 
@@ -68,6 +69,7 @@ class Capability(str, Enum):
     CUT_GRADIENTS = "cut_gradients"  # the gradients the server returns at the cut
     DEFENSE_PUBLIC_STATE = "defense_public_state"  # e.g. the projection R
     MEMBER_INPUTS = "member_inputs"  # white-box only: (payload, input) pairs of other members
+    TAIL_GRADIENTS = "tail_gradients"  # U-shaped only: the gradients the client's tail returns to the server
 
 
 @dataclass(frozen=True)
@@ -77,6 +79,10 @@ class Observation:
     Attributes:
         payloads: the payloads that crossed the cut.
         grads: gradient of the task loss with respect to each payload (``CUT_GRADIENTS``).
+        tail_grads: in U-shaped SL, the gradient the client's tail returns for each sample: of the
+            client's task loss with respect to the backbone features the server sent down, one row
+            per sample, at a training step of the trained victim (``TAIL_GRADIENTS``; aux samples only
+            under ``AUX_QUERIES`` too, as if their labels were the client's).
         inputs: the inputs (aux data the server owns, or white-box member pairs).
         labels: the labels (aux data only).
         groups: group ids, e.g. HAR subjects (aux data, and targets where a probe scores groups).
@@ -84,12 +90,13 @@ class Observation:
 
     payloads: Payload | None = None
     grads: Tensor | None = None
+    tail_grads: Tensor | None = None
     inputs: Tensor | None = None
     labels: Tensor | None = None
     groups: Tensor | None = None
 
     def __len__(self) -> int:
-        for value in (self.inputs, self.labels, self.grads):
+        for value in (self.inputs, self.labels, self.grads, self.tail_grads):
             if value is not None:
                 return len(value)
         return samples_of(self.payloads) if self.payloads is not None else 0
@@ -188,6 +195,9 @@ class StepView:
             back (detached).
         labels: the batch labels, only in vanilla SL where the server holds them; else ``None``.
         server: the server's live modules.
+        tail_grad: in U-shaped SL, the gradient the client's tail returned to the server at this step:
+            of the client's (batch-mean) loss with respect to the backbone features the server sent
+            down (detached); ``None`` in vanilla SL, where the tail is the server's.
     """
 
     step: int
@@ -197,4 +207,5 @@ class StepView:
     grad: Tensor
     labels: Tensor | None
     server: ServerHandle | None = None
+    tail_grad: Tensor | None = None
 

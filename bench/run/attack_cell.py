@@ -7,11 +7,11 @@ from pathlib import Path
 
 import torch
 
-from attacks import ATTACKS, Attack, AttackerView, AttackOutput, Scoring
+from attacks import ATTACKS, Attack, AttackerView, AttackOutput, Capability, MissingCapabilityError, Scoring
 from bench.data.splits import CarvedData
 from bench.profiles import Profile
 from bench.run.artifacts import save_reconstruction_grid
-from bench.run.attacker_views import build_view
+from bench.run.attacker_views import build_view, vanilla_refusal
 from bench.run.cell import Cell
 from bench.run.device import float32_scope
 from bench.run.training import TrainedVictim, initial_model, train_victim
@@ -97,9 +97,16 @@ def run_attack_cell(
     view grants exactly what the attack declares it requires. An attack that names a
     ``substitute_network`` also gets the R² of its transfer to the victim's head
     (:mod:`bench.run.transfer`), after ``attack_seconds`` is taken. LPIPS reads its AlexNet trunk from
-    ``lpips_weights`` (default: torchvision's cached copy).
+    ``lpips_weights`` (default: torchvision's cached copy). Label scores an attack returns are scored
+    against the targets' true labels in U-shaped cells (:mod:`bench.metrics.labels`).
+
+    Raises:
+        MissingCapabilityError: a label attack (:func:`infers_labels`) on a vanilla-SL cell, before
+            any victim trains; or a view that lacks what the attack requires.
     """
     attack_cls = ATTACKS.get(cell.attack)
+    if cell.protocol != "ushaped" and infers_labels(attack_cls):
+        raise MissingCapabilityError(f"{cell.attack}: {vanilla_refusal('label attacks')}")
 
     def build(view: AttackerView) -> Attack:
         return attack_cls(view=view, profile=cell.profile, seed=cell.seed, **cell.attack_params())
@@ -122,6 +129,8 @@ def run_attack_cell(
         if artifacts_dir is not None and output.reconstructions.dim() == 4:
             index = _target_index(output)
             save_reconstruction_grid(artifacts_dir / f"{cell.id}.png", truth.x[index], output.reconstructions)
+    if output.label_scores is not None and cell.protocol == "ushaped":  # vanilla SL: the labels are the server's
+        _score_labels(output, truth.y, data.num_classes, metrics, notes)
     metrics["attack_seconds"] = time.perf_counter() - runs.attack_started
     metrics["diverged"] = float(output.diverged)
     if attack_cls.substitute_network is not None:  # ground truth the attack never saw: scored here
@@ -135,8 +144,29 @@ def run_attack_cell(
     return metrics, notes
 
 
+def infers_labels(attack_cls: type[Attack]) -> bool:
+    """Whether the attack infers the client's labels: it reads the tail's gradients or its headline
+    is a label metric (:data:`bench.metrics.labels.LABEL_METRICS`). Such an attack has nothing to
+    infer in vanilla SL, where the server holds the labels."""
+    from bench.metrics.labels import LABEL_METRICS
+
+    return Capability.TAIL_GRADIENTS in attack_cls.requires or attack_cls.headline_metric in LABEL_METRICS
+
+
 def _target_index(output: AttackOutput) -> torch.Tensor:
-    return output.target_index if output.target_index is not None else torch.arange(len(output.reconstructions))
+    if output.target_index is not None:
+        return output.target_index
+    scored = output.reconstructions if output.reconstructions is not None else output.label_scores
+    return torch.arange(len(scored))
+
+
+def _score_labels(output: AttackOutput, truth: torch.Tensor, num_classes: int, metrics: dict, notes: dict) -> None:
+    from bench.metrics.labels import label_metrics
+
+    index = _target_index(output).to(truth.device)
+    scores, score_notes = label_metrics(output.label_scores, truth[index], num_classes=num_classes, top1=output.label_top1)
+    metrics.update(scores)
+    notes.update(score_notes)
 
 
 def _score(output: AttackOutput, truth: torch.Tensor, scorings, masked: bool, metrics: dict, notes: dict,

@@ -7,19 +7,20 @@ from __future__ import annotations
 
 import copy
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import torch
 from torch import Tensor, nn
 from torch.nn import functional as F
 
+from attacks.base import MissingCapabilityError
 from attacks.view import AttackerClientPath, AttackerView, Capability, ClientPath, Observation
 from bench.data.splits import CARVE_SEED, CarvedData
 from bench.data.types import ArraySplit
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.cell import Cell
 from bench.run.device import seeded_permutation
-from bench.run.engine import SplitModel
+from bench.run.engine import SplitModel, task_loss
 from defenses import build_defense
 from defenses.base import Defense
 from defenses.payload import Payload, concat, cross_to_server, per_sample, samples_of, take, values_of
@@ -112,6 +113,37 @@ def observe_gradients(model: SplitModel, payload: Payload, y: Tensor, client: in
     return per_sample(received, values_of(received).grad.detach())
 
 
+def observe_tail_gradients(model: SplitModel, payload: Payload, y: Tensor, client: int = 0,
+                           batch_size: int = INFERENCE_BATCH_SIZE) -> Tensor:
+    """Per-sample gradient the client's tail returns to the server in U-shaped SL: of the task loss
+    with respect to the backbone features the server sends down for ``payload`` (labels ``y``, the
+    client's), as :meth:`bench.run.engine.SplitTrainer.step` sends it back.
+
+    Uses the summed loss in evaluation mode, so each row is that sample's own gradient (a training
+    step's batch-mean loss scales it by one over the batch size). No parameter's gradient is touched.
+
+    Raises:
+        MissingCapabilityError: the model is not U-shaped (vanilla SL: the tail is the server's own).
+    """
+    if model.protocol != "ushaped":
+        raise MissingCapabilityError(vanilla_refusal("tail gradients"))
+    model.eval()
+    parts = []
+    for i in range(0, samples_of(payload), batch_size):
+        with torch.no_grad():
+            features = model.backbone(model.defense.decode(take(payload, slice(i, i + batch_size))))
+        features.requires_grad_(True)
+        loss = task_loss(model.tail_of(client)(features), y[i : i + batch_size], reduction="sum")
+        parts.append(torch.autograd.grad(loss, features)[0].detach())
+    return torch.cat(parts)
+
+
+def vanilla_refusal(what: str) -> str:
+    """The one line refusing ``what`` (label attacks, tail gradients) in vanilla split learning."""
+    return (f"{what} need U-shaped split learning: in vanilla split learning (protocol 'vanilla') the server "
+            "holds the labels and the tail itself")
+
+
 @dataclass(frozen=True)
 class TargetSplit:
     """Which members are attacked (``targets``) and which remain for white-box training."""
@@ -135,22 +167,27 @@ def split_targets(data: CarvedData, client_indices: list[Tensor], n_targets: int
     return TargetSplit(data.members.take(chosen), data.members.take(rest), owner[chosen], owner[rest])
 
 
-def _observe(model: SplitModel, split: ArraySplit, owners: Tensor, with_grads: bool) -> tuple[Payload, Tensor | None]:
-    """Payloads (and gradients) of a split, each sample through the head of the client that owns it."""
+def _observe(model: SplitModel, split: ArraySplit, owners: Tensor, with_grads: bool,
+             with_tail_grads: bool = False) -> Observation:
+    """Payloads (and cut and tail gradients) of a split, each sample through the head (and tail) of
+    the client that owns it."""
+
+    def observe(x: Tensor, y: Tensor, client: int) -> Observation:
+        p = observe_payloads(model, x, client)
+        return Observation(payloads=p, grads=observe_gradients(model, p, y, client) if with_grads else None,
+                           tail_grads=observe_tail_gradients(model, p, y, client) if with_tail_grads else None)
+
     if len(model.heads) == 1:
-        payloads = observe_payloads(model, split.x)
-        return payloads, observe_gradients(model, payloads, split.y) if with_grads else None
-    parts, grads, order = [], [], []
+        return observe(split.x, split.y, 0)
+    parts, order = [], []
     for client in owners.unique().tolist():
         idx = (owners == client).nonzero().view(-1)
-        p = observe_payloads(model, split.x[idx], client)
-        parts.append(p)
-        if with_grads:
-            grads.append(observe_gradients(model, p, split.y[idx], client))
+        parts.append(observe(split.x[idx], split.y[idx], client))
         order.append(idx)
     inverse = torch.argsort(torch.cat(order))
-    payloads = take(concat(parts), inverse)
-    return payloads, torch.cat(grads)[inverse] if with_grads else None
+    stacked = lambda values: torch.cat(values)[inverse] if values[0] is not None else None  # noqa: E731
+    return Observation(payloads=take(concat([p.payloads for p in parts]), inverse),
+                       grads=stacked([p.grads for p in parts]), tail_grads=stacked([p.tail_grads for p in parts]))
 
 
 def build_view(
@@ -170,26 +207,32 @@ def build_view(
 
     Raises:
         ValueError: when ``n_targets`` leaves no member for white-box training.
+        MissingCapabilityError: ``TAIL_GRADIENTS`` granted on a vanilla-SL model (no client tail).
     """
     split = split_targets(data, client_indices, n_targets)
     grads = Capability.CUT_GRADIENTS in granted
+    tail_grads = Capability.TAIL_GRADIENTS in granted
+    if tail_grads and model.protocol != "ushaped":
+        raise MissingCapabilityError(vanilla_refusal("tail gradients"))
     targets = Observation()
     if with_targets:
-        target_payloads, target_grads = _observe(model, split.targets, split.target_owner, grads)
-        targets = Observation(payloads=target_payloads, grads=target_grads)
+        targets = _observe(model, split.targets, split.target_owner, grads, tail_grads)
     members = None
     if Capability.MEMBER_INPUTS in granted and with_targets:
         if len(split.rest) == 0:
             raise ValueError("no members left for white-box training after choosing the targets")
-        rest_payloads, rest_grads = _observe(model, split.rest, split.rest_owner, grads)
-        members = Observation(
-            payloads=rest_payloads, grads=rest_grads, inputs=split.rest.x, labels=split.rest.y, groups=split.rest.groups
-        )
+        rest = _observe(model, split.rest, split.rest_owner, grads, tail_grads)
+        members = replace(rest, inputs=split.rest.x, labels=split.rest.y, groups=split.rest.groups)
     aux = None
     if Capability.AUX_DATA in granted or Capability.AUX_QUERIES in granted:
-        aux_payloads = observe_payloads(model, data.nonmembers.x) if Capability.AUX_QUERIES in granted else None
+        queried = Capability.AUX_QUERIES in granted
+        aux_payloads = observe_payloads(model, data.nonmembers.x) if queried else None
+        aux_tail_grads = (
+            observe_tail_gradients(model, aux_payloads, data.nonmembers.y) if queried and tail_grads else None
+        )
         aux = Observation(
-            payloads=aux_payloads, inputs=data.nonmembers.x, labels=data.nonmembers.y, groups=data.nonmembers.groups
+            payloads=aux_payloads, tail_grads=aux_tail_grads, inputs=data.nonmembers.x, labels=data.nonmembers.y,
+            groups=data.nonmembers.groups,
         )
     server_state = server_held_state(model.defense)
     view = AttackerView(

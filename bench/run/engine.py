@@ -171,9 +171,10 @@ class SplitTrainer:
         grad = values_of(received).grad
         view = None
         if self.observers or self.active is not None:
+            tail_grad = returned.grad.detach().clone() if model.protocol == "ushaped" else None
             view = StepView(
                 self.step_count, self.epoch, client, detach(received), grad.detach().clone(), labels_seen,
-                self.server_handle,
+                self.server_handle, tail_grad,
             )
         if self.active is not None:
             grad = self.active.client_gradient(view).detach()

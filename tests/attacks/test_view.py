@@ -62,6 +62,8 @@ def test_view_reaches_no_client_weights_and_no_private_inputs(trained):
     client_tensors += victim.model.defense.client_parameters()
     tensors = list(reachable_tensors(view))
     assert tensors, "the walk found nothing: the test would pass vacuously"
+    walked = {id(t) for t in tensors}
+    assert id(view.targets.tail_grads) in walked and id(view.aux.tail_grads) in walked  # the walk covers them
     pointers = {t.data_ptr() for t in tensors}
     for p in client_tensors:
         assert p.data_ptr() not in pointers
@@ -143,6 +145,8 @@ def test_no_view_an_attack_receives_reaches_the_client_under_any_defense(defense
                   n_targets=16)
     before, _ = build_view(with_targets=False, **kwargs)
     after, _ = build_view(**kwargs)
+    # U-shaped: the per-step and trained views carry the tail's returned gradients, and the walk reaches them
+    assert keep.views[-1].tail_grad is not None and after.targets.tail_grads is not None and after.aux.tail_grads is not None
     for view in (keep.views[0], keep.views[-1], before, after):
         _assert_reaches_nothing_of_the_client(view, client, data.members.x)
     # the per-step view runs the server's live half: its decode follows the trained server state
