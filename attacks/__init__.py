@@ -1,5 +1,17 @@
 """Attacks on the cut layer; importing this package registers every built-in attack."""
-from attacks import decoders, fora, fsha, har_probes, prior, projection_decoders, sdar, unsplit  # noqa: F401  (registration)
+from attacks import (  # noqa: F401  (registration)
+    decoders,
+    fora,
+    fsha,
+    har_probes,
+    label_direction,
+    label_norm,
+    model_completion,
+    prior,
+    projection_decoders,
+    sdar,
+    unsplit,
+)
 from attacks.base import (
     ATTACKS,
     BUDGET,

@@ -332,7 +332,10 @@ class SDAR(CotrainAttack):
     # ---- attack -----------------------------------------------------------------------------------
     @torch.no_grad()
     def run(self, batch_size: int = INFERENCE_BATCH_SIZE) -> AttackOutput:
-        """Decode the trained view's targets with ``d`` in evaluation mode, clamped to [0, 1]."""
+        """Decode the trained view's targets with ``d`` in evaluation mode, clamped to [0, 1]; and
+        infer their labels, as SDAR does in U-shaped SL, with the simulated tail ``hs`` on the
+        backbone's reading of their payloads (its softmax: the output's ``label_scores``, which the
+        bench scores against the true labels; ``sdar_label_acc`` stays ``hs``'s accuracy on aux)."""
         if not self.history["ms"]:
             raise RuntimeError("sdar: no training step was observed; run it as a co-training attack")
         payloads = self.view.targets.payloads
@@ -346,10 +349,11 @@ class SDAR(CotrainAttack):
                 self.nets[name].load_state_dict(state)
         self.nets.eval()
         maps, labels = self.view.cut_map(payloads), self.view.targets.labels
+        lifted = self.view.lift(payloads)  # what the backbone reads (LightSplit-L: its lift-back)
+        tail_logits = torch.cat([self.nets["hs"](self.view.backbone.eval()(lifted[i:i + batch_size]))
+                                 for i in range(0, len(lifted), batch_size)])
         if self.conditional and labels is None:  # the view holds no target labels: hs's predictions
-            lifted = self.view.lift(payloads)  # what the backbone reads (LightSplit-L: its lift-back)
-            labels = torch.cat([self.nets["hs"](self.view.backbone.eval()(lifted[i:i + batch_size])).argmax(1)
-                                for i in range(0, len(lifted), batch_size)])
+            labels = tail_logits.argmax(1)
         parts = [self.nets["d"](maps[i:i + batch_size], labels[i:i + batch_size] if self.conditional else None)
                  for i in range(0, len(maps), batch_size)]
         recon = torch.nan_to_num(torch.cat(parts), nan=0.0).clamp(0.0, 1.0)
@@ -389,5 +393,8 @@ class SDAR(CotrainAttack):
                                          "aux inputs")
         else:
             notes["sdar_payload_mmd"] = f"not computed: fewer than {MIN_SAMPLES} targets or aux inputs"
-        return AttackOutput(reconstructions=recon, scores=scores, notes=notes, diverged=diverged)
+        # SDAR's label inference: the simulated tail's class probabilities on the targets' payloads.
+        label_scores = torch.nan_to_num(tail_logits.float().softmax(1), nan=0.0)
+        return AttackOutput(reconstructions=recon, scores=scores, notes=notes, diverged=diverged,
+                            label_scores=label_scores)
 

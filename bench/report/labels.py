@@ -8,6 +8,7 @@ PRIVACY_DIRECTION: dict[str, int] = {
     "mse": 1, "lpips": 1, "masked_mse": 1, "box_lpips": 1, "recon_holdout_mse": 1,
     "ssim": -1, "psnr": -1, "masked_psnr": -1, "box_ssim": -1,
     "median_r2": -1, "recon_holdout_median_r2": -1, "reid_accuracy": -1,
+    "label_auc_mean": -1, "label_accuracy": -1,  # label attacks (bench.metrics.labels)
 }
 UTILITY_METRICS = frozenset({"accuracy", "accuracy_delta_vs_raw", "best_val_perplexity", "perplexity_inflation"})
 # The victim's own measurements (no attack): +1 a larger value is better for the defended row, -1 a smaller one.
@@ -22,7 +23,7 @@ METRIC_LABELS = {
     "masked_mse": "masked MSE", "masked_psnr": "masked PSNR", "box_ssim": "box SSIM", "box_lpips": "box LPIPS",
     "median_r2": "median R²", "reid_accuracy": "re-ID acc. (%)", "foreground_ratio": "fg. ratio",
     "bytes_up_per_sample": "bytes up / sample", "best_val_perplexity": "best perplexity",
-    "perplexity_inflation": "inflation (× Raw)",
+    "perplexity_inflation": "inflation (× Raw)", "label_auc_mean": "label AUC", "label_accuracy": "label acc. (%)",
 }
 # The paper's names of the attacks, and of a report's columns that are no attack: the victims' own
 # (attack ``none``) and the worst case over attacks (bench.report.table_specs.WORST). Kept here, not
@@ -33,6 +34,7 @@ ATTACK_LABELS = {
     "unsplit": "UnSplit", "fsha": "FSHA", "har-recon": "HAR recon.", "har-reid": "HAR re-ID",
     "decoder-z": "decoder z", "decoder-z-lift": "decoder z+zRᵀ", "decoder-z-grad": "decoder z+g",
     "decoder-fused": "decoder fused", "prior": "prior (floor)", "worst-case": "worst case",
+    "label-norm": "norm scoring", "label-direction": "direction scoring", "model-completion": "model completion",
 }
 DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f-srht", "lightsplit-f+dp",
                  "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp",
@@ -59,11 +61,12 @@ FACTOR_LABELS = {
 DECIMALS = {
     "accuracy": 1, "reid_accuracy": 1, "ssim": 3, "box_ssim": 3, "lpips": 3, "box_lpips": 3, "mse": 4,
     "masked_mse": 4, "psnr": 2, "masked_psnr": 2, "median_r2": 3, "foreground_ratio": 3,
-    "best_val_perplexity": 1, "perplexity_inflation": 3,
+    "best_val_perplexity": 1, "perplexity_inflation": 3, "label_auc_mean": 3, "label_accuracy": 1,
 }
-SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0}  # shown in %
+SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0, "label_accuracy": 100.0}  # shown in %
 # The values a metric can take, where bounded on both sides: a 95% CI wider than this says nothing.
-METRIC_RANGES = {"accuracy": (0.0, 1.0), "reid_accuracy": (0.0, 1.0), "ssim": (-1.0, 1.0), "box_ssim": (-1.0, 1.0)}
+METRIC_RANGES = {"accuracy": (0.0, 1.0), "reid_accuracy": (0.0, 1.0), "ssim": (-1.0, 1.0), "box_ssim": (-1.0, 1.0),
+                 "label_auc_mean": (0.0, 1.0), "label_accuracy": (0.0, 1.0)}
 MINUS = "\u2212"
 # The suffixes of a metric scored another way (attacks.base.Scoring): the same quantity of another image.
 SCORING_LABELS = {"_minmax": "min-max", "_black": "all black", "_grey": "grey 0.5"}
