@@ -6,7 +6,7 @@ import importlib
 import subprocess
 import sys
 
-MUTANTS = ("mean_image", "zero_payload")
+MUTANTS = ("mean_image", "zero_payload", "mean_label")
 
 
 def main(argv: list[str] | None = None) -> int:
