@@ -15,10 +15,12 @@ NOPEEK_ALPHA = Knob(
 )
 
 
-def _double_centred_sq_distances(rows: Tensor) -> Tensor:
-    """The ``n × n`` matrix of squared Euclidean distances between rows, double-centred."""
+def _double_centred_distances(rows: Tensor, exponent: float) -> Tensor:
+    """The ``n × n`` matrix of Euclidean distances between rows raised to ``exponent``, double-centred."""
     sq_norms = rows.pow(2).sum(1)
     dist = (sq_norms[:, None] + sq_norms[None, :] - 2 * rows @ rows.T).clamp_min(0)
+    if exponent != 2:
+        dist = dist.pow(exponent / 2)
     return dist - dist.mean(0, keepdim=True) - dist.mean(1, keepdim=True) + dist.mean()
 
 
@@ -31,15 +33,26 @@ def _unit_scale(rows: Tensor) -> Tensor:
     return centred / centred.pow(2).mean().clamp_min(1e-30).sqrt()  # a constant stays 0, its gradient finite
 
 
-def distance_correlation(x: Tensor, y: Tensor) -> Tensor:
-    """Sample distance correlation of paired rows ``x (n, p)`` and ``y (n, q)``, as NoPeek's releases
-    compute it: on SQUARED Euclidean distances (Székely's dCor uses plain distances). On squared
-    distances the double-centred matrices are ``-2`` times the centred Gram matrices, so this equals
-    the square root of the RV coefficient: 0 for uncorrelated rows, 1 for ``y = a·x·Q + b`` with
-    ``Q`` orthogonal, and it sees only linear dependence.
+def distance_correlation(x: Tensor, y: Tensor, *, exponent: float = 2.0) -> Tensor:
+    """Sample distance correlation of paired rows ``x (n, p)`` and ``y (n, q)``, with pairwise
+    Euclidean distances raised to ``exponent`` (Székely and Rizzo's index, in ``(0, 2]``).
+
+    The default, 2, is what NoPeek's releases compute and train on: SQUARED distances (Székely's dCor
+    uses plain distances). On squared distances the double-centred matrices are ``-2`` times the
+    centred Gram matrices, so this equals the square root of the RV coefficient: 0 for uncorrelated
+    rows, 1 for ``y = a·x·Q + b`` with ``Q`` orthogonal, and it sees only linear dependence.
+    ``exponent = 1`` is Székely's dCor, the paper's definition and the attack-free measure
+    (:mod:`bench.leakage.measures`): 1 for the same maps, and in the population 0 only for
+    independent rows, so it sees nonlinear dependence too (no gradient is meant to flow through it:
+    a distance's root has none at 0).
+
+    Paper: Székely, Rizzo and Bakirov, "Measuring and testing dependence by correlation of
+    distances", Ann. Statist. 2007.
     """
-    a = _double_centred_sq_distances(_unit_scale(x.flatten(1)))
-    b = _double_centred_sq_distances(_unit_scale(y.flatten(1)))
+    if not 0 < exponent <= 2:
+        raise ValueError(f"distance correlation: exponent must be in (0, 2], got {exponent:g}")
+    a = _double_centred_distances(_unit_scale(x.flatten(1)), exponent)
+    b = _double_centred_distances(_unit_scale(y.flatten(1)), exponent)
     dcov2_xy = (a * b).mean()
     dcov2_xx, dcov2_yy = (a * a).mean(), (b * b).mean()
     # dCor² ≥ 0 in exact arithmetic; the floor keeps sqrt's gradient finite at 0
