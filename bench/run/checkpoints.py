@@ -21,10 +21,11 @@ from bench.run.engine import SplitModel
 from bench.run.warn import warn
 from victims import VICTIMS
 
-# The code that shapes a trained victim (relative to the repository root): a change to any of these
-# files, or to a plugin's module a model is built from, retrains every cached victim.
+# The code that shapes a trained victim and the measures recorded with it (relative to the repository
+# root): a change to any of these files, or to a plugin's module a model is built from, retrains every
+# cached victim.
 VICTIM_CODE = (
-    "victims", "defenses", "bench/data", "bench/profiles.py",
+    "victims", "defenses", "bench/data", "bench/profiles.py", "bench/leakage",
     "bench/run/engine.py", "bench/run/training.py", "bench/run/channel.py", "bench/run/checkpoints.py",
 )
 _ROOT = Path(__file__).resolve().parents[2]

@@ -14,6 +14,7 @@ import torch
 from torch import Tensor
 
 from bench.data.splits import CarvedData, partition
+from bench.leakage.measures import attack_free_measures
 from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
@@ -145,6 +146,7 @@ def train_victim(
         "train_seconds": train_seconds,
         **{k: float(v) for k, v in model.defense.describe().items()},
         **model.defense.accounting(epochs=epochs),
+        **attack_free_measures(model, data, client_indices),
     }
     if cache_file is not None:
         save_checkpoint(cache_file, model=model, metrics=metrics, cell=cell)
