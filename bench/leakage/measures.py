@@ -24,7 +24,7 @@ victim's later random streams are what they would be without the measures.
 """
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 
 import torch
 from torch import Tensor, nn
@@ -58,11 +58,12 @@ MID_CHANNEL = "MID's noise scale depends on the input and its latent is not clip
 SHREDDER_NOT_REGULAR = ("Shredder's evaluation noise is sorted into its tensor's rank order: its support is an ordered "
                         "cone, so the location family is not regular and its Fisher information is undefined")
 OTHER_NOISE = "the encoder draws noise of a form dFIL is not computed for"
+ZERO_FISHER = "dFIL is 0 (the encoder's Jacobian vanishes on the members read): the Cramér-Rao bound is infinite"
 
 
 def attack_free_measures(model: SplitModel, data: CarvedData, client_indices: list[Tensor]) -> dict[str, float | None]:
     """Every measure of :data:`bench.leakage.names.MEASURES` for the trained ``model``: a float, or
-    ``None`` where it does not apply (:func:`attack_free_notes` says why).
+    ``None`` where it does not apply (:func:`attack_free_notes` of the defense and these values says why).
 
     Args:
         model: the trained split model (left in the training mode it came in).
@@ -94,12 +95,12 @@ def attack_free_measures(model: SplitModel, data: CarvedData, client_indices: li
     return out
 
 
-def attack_free_notes(defense: Defense) -> dict[str, str]:
+def attack_free_notes(defense: Defense, measured: Mapping[str, float | None] | None = None) -> dict[str, str]:
     """Why each measure that does not apply to ``defense`` is absent, by measure name (the distance
     correlation applies to every defense). Decided from the defense alone: which noise it adds, and
     whether its base encoder is deterministic and its payload dense on a seeded probe batch (drawn in
     a forked random state, in evaluation mode; the +dp transform itself never runs, so an uncalibrated
-    clip is left alone)."""
+    clip is left alone); and, given the ``measured`` values, a dFIL of 0 (no finite MSE bound)."""
     transform = _gaussian_transform(defense)
     if transform is not None:
         payload, deterministic = _probe(defense.base)
@@ -119,6 +120,8 @@ def attack_free_notes(defense: Defense) -> dict[str, str]:
         notes.update({CHANNEL_BITS: channel, CHANNEL_CLASS_BITS: channel})
     if fisher is not None:
         notes.update({DFIL: fisher, DFIL_MSE_BOUND: fisher})
+    elif measured is not None and measured.get(DFIL) == 0:
+        notes[DFIL_MSE_BOUND] = ZERO_FISHER
     return notes
 
 

@@ -22,6 +22,7 @@ from bench.leakage.measures import (
     NOISY_BASE,
     SHREDDER_NOT_REGULAR,
     SPARSE,
+    ZERO_FISHER,
     attack_free_measures,
     attack_free_notes,
     clip_rows,
@@ -86,12 +87,23 @@ def test_every_defense_gets_the_distance_correlation_and_paired_notes(defense, d
 def test_measures_are_none_exactly_where_a_note_says_why(defense, digits):
     model, indices = model_for(defense, digits)
     values = attack_free_measures(model, digits, indices)
-    notes = attack_free_notes(model.defense)
+    notes = attack_free_notes(model.defense, values)
+    assert notes == attack_free_notes(model.defense)  # no measured value adds a reason here
     assert list(values) == list(MEASURES)
     assert {name for name, value in values.items() if value is None} == set(notes)
     assert all(math.isfinite(v) for v in values.values() if v is not None)
     if values[DFIL] is not None:
         assert values[DFIL] > 0 and values[DFIL_MSE_BOUND] == pytest.approx(1 / values[DFIL], rel=1e-12)
+
+
+def test_a_vanishing_jacobian_leaves_the_mse_bound_absent_with_its_reason(digits):
+    model, indices = model_for("mid", digits)
+    with torch.no_grad():
+        for parameter in model.defense.client_side.encoder.parameters():
+            parameter.zero_()  # a constant posterior: no input moves the release
+    values = attack_free_measures(model, digits, indices)
+    assert values[DFIL] == 0 and values[DFIL_MSE_BOUND] is None
+    assert attack_free_notes(model.defense, values) == {**NOTES["mid"], DFIL_MSE_BOUND: ZERO_FISHER}
 
 
 def szekely_dcor(x: np.ndarray, y: np.ndarray) -> float:
