@@ -6,6 +6,7 @@ from attacks import (  # noqa: F401  (registration)
     har_probes,
     label_direction,
     label_norm,
+    linear_probe,
     model_completion,
     prior,
     projection_decoders,

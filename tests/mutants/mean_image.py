@@ -20,6 +20,8 @@ TARGETS = (
     "tests/attacks/test_fora.py::test_reconstructions_beat_the_mean_image",
     "tests/attacks/test_fsha.py::test_a_client_hijacked_onto_the_pilot_is_decoded_beating_the_mean_image",
     "tests/attacks/test_unsplit.py::test_identity_head_beats_the_constant_start",
+    "tests/attacks/test_linear_probe.py::test_an_invertible_linear_payload_is_recovered_exactly",
+    "tests/attacks/test_linear_probe.py::test_on_a_raw_victim_it_beats_the_mean_image",
 )
 
 

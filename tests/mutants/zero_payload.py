@@ -22,6 +22,7 @@ TARGETS = (
     "tests/attacks/test_fsha.py::test_a_client_hijacked_onto_the_pilot_is_decoded_beating_the_mean_image",
     "tests/attacks/test_har_probes.py::test_reconstruction_recovers_features_on_raw",
     "tests/attacks/test_har_probes.py::test_reidentification_beats_chance_on_raw",
+    "tests/attacks/test_linear_probe.py::test_on_a_raw_victim_it_beats_the_mean_image",
 )
 
 
