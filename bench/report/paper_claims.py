@@ -143,6 +143,10 @@ def _nopeek(attack: str, alpha: float) -> Selector:
     return Selector("nopeek", attack, 8.0, knobs=(("nopeek_alpha", alpha),))
 
 
+def _shredder(attack: str) -> Selector:
+    return Selector("shredder", attack, 8.0, knobs=(("shredder_lambda", 0.5),))
+
+
 # The field's defenses (issue 41), where a paper's claim can be tested here. NoPeek (arXiv:2008.09161),
 # abstract: minimising distance correlation "reduces leakage of sensitive raw data patterns ... while
 # maintaining model accuracy". NoPeek at CR 8 is learned 1×1 at CR 8 plus the dCor loss, so learned
@@ -157,6 +161,19 @@ FIELD_CLAIMS: list[Claim] = [
     _ordering("nopeek-larger-alpha-lower-ssim-cr8", "NoPeek abstract",
               "NoPeek: a larger α (0.003 against 0.001) lowers the reference decoder's SSIM further", "ssim",
               _nopeek("decoder-ref", 0.003), "<", _nopeek("decoder-ref", 0.001)),
+    # Shredder (arXiv:1905.11814, ASPLOS 2020), abstract: it cuts the input-payload mutual information "while only
+    # sacrificing 1.58% loss in accuracy". Shredder at CR 8 is learned 1×1 at CR 8 plus the learned noise.
+    _ordering("shredder-ssim-below-learned-1x1-cr8", "Shredder abstract",
+              "Shredder (λ 0.5) lowers what the reference decoder reconstructs below the same code without noise "
+              "(learned 1×1, CR 8)", "ssim", _shredder("decoder-ref"), "<", Selector("learned-1x1", "decoder-ref", 8.0)),
+    _ordering("shredder-loses-at-most-1.58-points-cr8", "Shredder abstract",
+              "Shredder (λ 0.5) loses at most 1.58 accuracy points against the same code without noise "
+              "(learned 1×1, CR 8)", "accuracy", _shredder("none"), ">", Selector("learned-1x1", cr=8.0), offset=-0.0158),
+    # C3-SL (arXiv:2207.12397), abstract: "a 16x compression ratio with negligible accuracy drops compared with
+    # the vanilla SL"; read here as keeping ≥ 98% of raw accuracy at R = CR = 16.
+    _ordering("c3sl-keeps-98pct-cr16", "C3-SL abstract",
+              "C3-SL at R = 16 keeps ≥ 98% of raw accuracy (\"negligible accuracy drops\")", "accuracy",
+              Selector("c3sl", cr=16.0), ">", Selector("raw"), factor=0.98),
 ]
 
 CLAIMS: list[Claim] = [

@@ -170,6 +170,10 @@ FIELD_QUOTES = {
     # NoPeek, arXiv:2008.09161, abstract.
     "nopeek": "reduces leakage of sensitive raw data patterns across client communications while maintaining "
               "model accuracy",
+    # Shredder, arXiv:1905.11814, abstract.
+    "shredder": "while only sacrificing 1.58% loss in accuracy",
+    # C3-SL, arXiv:2207.12397, abstract.
+    "c3sl": "achieves a 16x compression ratio with negligible accuracy drops compared with the vanilla SL",
 }
 
 
@@ -177,7 +181,16 @@ def nopeek_at(attack: str, alpha: float) -> Selector:
     return Selector("nopeek", attack, 8, knobs=(("nopeek_alpha", alpha),))
 
 
+def shredder_at(attack: str) -> Selector:
+    return Selector("shredder", attack, 8, knobs=(("shredder_lambda", 0.5),))
+
+
 PINS.update({
+    "shredder-ssim-below-learned-1x1-cr8": Pin("ssim", shredder_at("decoder-ref"), "<", S("learned-1x1", "decoder-ref", 8),
+                                              "shredder"),
+    "shredder-loses-at-most-1.58-points-cr8": Pin("accuracy", shredder_at("none"), ">", S("learned-1x1", cr=8), "shredder",
+                                                 offset=-0.0158),
+    "c3sl-keeps-98pct-cr16": Pin("accuracy", S("c3sl", cr=16), ">", S("raw"), "c3sl", factor=0.98),
     "nopeek-ssim-below-learned-1x1-cr8": Pin("ssim", nopeek_at("decoder-ref", 0.001), "<", S("learned-1x1", "decoder-ref", 8),
                                             "nopeek"),
     "nopeek-keeps-accuracy-cr8": Pin("accuracy", nopeek_at("none", 0.001), ">", S("learned-1x1", cr=8), "nopeek", factor=0.95),
