@@ -18,7 +18,7 @@ def class_signs(norms: Tensor, labels: Tensor, num_classes: int) -> Tensor:
     class against the mean rank of the rest, i.e. its one-vs-rest AUC over 0.5), else −1; +1 for a
     class absent from ``labels`` or one that ties (Li et al.'s rule: the larger norm is the label)."""
     ranks = norms.argsort().argsort().float()
-    signs = torch.ones(num_classes)
+    signs = torch.ones(num_classes, device=norms.device)
     for c in range(num_classes):
         mine = labels == c
         if mine.any() and (~mine).any() and ranks[mine].mean() < ranks[~mine].mean():

@@ -16,7 +16,7 @@ def class_ranks(labels: Tensor, generator: torch.Generator) -> tuple[Tensor, Ten
     rank = torch.empty_like(ordered)
     for c in ordered.unique():
         mine = ordered == c
-        rank[mine] = torch.arange(int(mine.sum()))
+        rank[mine] = torch.arange(int(mine.sum()), device=rank.device)
     return order, rank
 
 
