@@ -1,7 +1,9 @@
 """The ``bench`` command line: one module per command (``run``, ``list``, ``report``, ``figures``,
 ``verify``, ``compare``, ``site``).
 
-Every usage error prints one line, ``error: ...``, exits with status 2 and writes nothing.
+Every usage error prints one line, ``error: ...``, exits with status 2 and writes nothing. A results
+folder that cannot be locked or written is one ``error: ...`` line too (:class:`bench.errors.StorageError`),
+exit status 2 when nothing ran, 1 after part of the grid ran.
 """
 from __future__ import annotations
 
@@ -10,7 +12,7 @@ import sys
 import click
 
 from bench.cli.common import plugin_option
-from bench.errors import GridError
+from bench.errors import GridError, StorageError
 
 
 class BenchGroup(click.Group):
@@ -31,6 +33,9 @@ class BenchGroup(click.Group):
         except (GridError, FileNotFoundError) as exc:
             click.echo(f"error: {exc}", err=True)
             sys.exit(2)
+        except StorageError as exc:
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(exc.exit_code)
 
 
 @click.group(cls=BenchGroup)

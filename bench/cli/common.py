@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from bench.errors import GridError
+from bench.errors import GridError, storage_error
 
 if TYPE_CHECKING:
     from contextlib import ExitStack
@@ -105,10 +105,12 @@ def _add(values: dict, name: str, items: tuple, option: str) -> None:
     values[name] = items
 
 
-def make_executor(kind: str, jobs: int, address: str | None, *, device: str = "auto", gpus_per_worker: float = 0.25):
+def make_executor(kind: str, jobs: int, address: str | None, *, device: str = "auto", gpus_per_worker: float = 0.25,
+                  threads: int = 1):
     """The executor of a run: Ray tasks (each asking for ``gpus_per_worker`` of a GPU where the run
-    computes on GPUs: :func:`bench.run.placement.ray_gpus_per_task` checks the share), ``jobs`` local
-    workers dealt over this machine's GPUs, or this process.
+    computes on GPUs: :func:`bench.run.placement.ray_gpus_per_task` checks the share, and for
+    ``threads`` CPUs), ``jobs`` local workers (``threads`` torch threads each) dealt over this
+    machine's GPUs, or this process.
 
     Raises:
         GridError: a device this machine lacks (one line).
@@ -119,26 +121,32 @@ def make_executor(kind: str, jobs: int, address: str | None, *, device: str = "a
     from bench.run.placement import worker_devices
 
     if kind == "ray":
-        return RayExecutor(address=address, device=device, gpus_per_task=gpus_per_worker)
+        return RayExecutor(address=address, device=device, gpus_per_task=gpus_per_worker, num_cpus_per_task=threads)
     try:
         devices = worker_devices(device, jobs=jobs, gpu_count=torch.cuda.device_count())
     except ValueError as err:  # a DeviceError, or jobs < 1
         raise GridError(str(err)) from None
-    return LocalExecutor(jobs=jobs, devices=devices) if jobs > 1 else SerialExecutor()
+    return LocalExecutor(jobs=jobs, threads_per_job=threads, devices=devices) if jobs > 1 else SerialExecutor()
 
 
 def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: bool, quiet: bool, before_run=None, executor=None,
                  lpips_weights: Path | None = None, resources: ExitStack | None = None, device: str = "auto", numerics=None,
-                 time_budget: float | None = None):
+                 time_budget: float | None = None, threads: int = 1):
     """Load every dataset the cells still to run need (missing data fails before anything is written),
     then run them. ``cells`` come from :func:`bench.run.grid.expand`, which has checked every choice.
     LPIPS reads its AlexNet trunk from ``lpips_weights`` (default: the shared trunk under the data
     root, ``lpips/alexnet-features.pth``, else torchvision's cached copy). The
     store's lock is held until ``resources`` closes (default: until the current click command ends).
     Cells run in this process compute on ``device`` (resolved here: a device this machine lacks is a
-    usage error); an executor's workers on the devices it deals them; all under ``numerics``. With a
-    ``time_budget`` (seconds from now) no cell starts that would not end within it."""
+    usage error); an executor's workers on the devices it deals them; all under ``numerics``, each cell
+    with ``threads`` torch threads. With a ``time_budget`` (seconds from now) no cell starts that would
+    not end within it.
+
+    A folder that cannot be locked or written is found before any cell runs (a one-byte probe in
+    ``cells/``: :class:`bench.errors.StorageError`), and the records a run before kept under
+    ``recovered/`` after a failed write are stored first (:meth:`bench.run.store.ResultStore.recover`)."""
     from attacks import ATTACKS
+    from bench.data.files import DataFileError
     from bench.data.root import MissingDataError
     from bench.run.cell_runner import RunContext
     from bench.run.device import Numerics, resolve_device
@@ -155,20 +163,21 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
         lpips_weights = trunk_under(data_root)
     ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids",
                      lpips_weights=lpips_weights, device=here, numerics=numerics or Numerics(),
-                     deadline=None if time_budget is None else time.time() + time_budget)
+                     deadline=None if time_budget is None else time.time() + time_budget, threads=threads)
     store = ResultStore(out)
     # One run per folder, until the command ends. A folder that exists is locked before anything reads
     # it; a new one only after the checks below, so that bad input leaves no folder behind.
     locked = out.is_dir()
     if locked:
         _hold_lock(store, resources)
+        _ready_to_write(store)
     # Load the data of every cell still to run (a stored grid loads nothing) before anything is written,
     # and refuse an attack that cannot apply to a dataset's kind before any victim trains.
     todo = [c for c in cells if not store.is_done(c)]
     try:
         for dataset, profile in dict.fromkeys((c.dataset, c.profile) for c in todo):
             ctx.data(dataset, profile)
-    except MissingDataError as err:
+    except (MissingDataError, DataFileError) as err:
         raise GridError(str(err)) from None
     for attack, dataset, profile in dict.fromkeys((c.attack, c.dataset, c.profile) for c in todo if c.attack != "none"):
         kinds, kind = ATTACKS.get(attack).kinds, ctx.data(dataset, profile).kind
@@ -176,9 +185,27 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
             raise GridError(f"attack {attack} applies to {'/'.join(kinds)} data, not {kind} data (dataset '{dataset}')")
     if not locked:
         _hold_lock(store, resources)
+        _ready_to_write(store)
     if before_run is not None:
-        before_run(cells, store)
+        try:
+            before_run(cells, store)
+        except OSError as err:
+            raise storage_error(store.cells_dir, err, "no cell ran and no stored cell was touched") from None
     return _run_with_progress(cells, store, ctx, quiet=quiet, executor=executor), store
+
+
+def _ready_to_write(store) -> None:
+    """Find a ``cells/`` folder that cannot take a record before any cell runs, then store the records
+    an earlier run kept under ``recovered/``.
+
+    Raises:
+        StorageError: either fails (nothing has run).
+    """
+    try:
+        store.check_writable()
+        store.recover()
+    except OSError as err:
+        raise storage_error(store.cells_dir, err, "nothing ran and no stored cell was touched", folder=store.cells_dir) from None
 
 
 def _hold_lock(store, resources: ExitStack | None = None) -> None:

@@ -6,6 +6,7 @@ from pathlib import Path
 import click
 
 from bench.cli.common import execute_grid, finish, knob_options, knob_values, plugin_option, split_list
+from bench.errors import NOTHING_RAN, PARTIAL_WORK, storage_error
 
 
 @click.command("compare")
@@ -33,6 +34,10 @@ def compare_command(**opts) -> None:
     new = split_list(str, opts["defense"], "--defense")
     data_root, datasets = resolve_datasets(opts["dataset"], opts["data_root"])
     attacks_ = split_list(str, opts["attack"], "--attack")
+    if "none" in attacks_:
+        raise click.BadParameter("'none' runs no attack: bench compare ranks defenses by an attack's leakage "
+                                 "(name one, e.g. decoder-ref; bench run --attack none stores utility only)",
+                                 param_hint="--attack")
     spec = GridSpec(
         datasets=datasets, defenses=tuple(dict.fromkeys(new + STANDARD_BASELINES)), seeds=split_list(int, opts["seeds"], "--seeds"),
         profile=opts["profile"], knobs=knob_values(opts), attacks=attacks_,
@@ -56,14 +61,18 @@ def compare_command(**opts) -> None:
                     (out / "grids" / grid.name).write_bytes(grid.read_bytes())
 
     summary, store = execute_grid(expand(spec), data_root, out, download=True, quiet=opts["quiet"], before_run=reuse_baselines)
-    table = store.collect()
-    for attack in attacks_:
-        board = leaderboard(table, attack=attack)
-        text = to_markdown(board, attack=attack)
-        atomic_write_text(out / f"leaderboard-{attack}.md", text)
-        atomic_write_text(out / f"leaderboard-{attack}.csv", board.to_csv(index=False))
-        click.echo(text)
-    _write_pareto(table, out, attacks_[0])
+    try:
+        table = store.collect()
+        for attack in attacks_:
+            board = leaderboard(table, attack=attack)
+            text = to_markdown(board, attack=attack)
+            atomic_write_text(out / f"leaderboard-{attack}.md", text)
+            atomic_write_text(out / f"leaderboard-{attack}.csv", board.to_csv(index=False))
+            click.echo(text)
+        _write_pareto(table, out, attacks_[0])
+    except OSError as err:
+        raise storage_error(out, err, "every cell record is stored; the leaderboard is not written", folder=out,
+                            exit_code=PARTIAL_WORK if summary.ran else NOTHING_RAN) from None
     finish(summary, store)
 
 

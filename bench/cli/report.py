@@ -75,6 +75,18 @@ def require_attack_cells_at(table: pd.DataFrame, budget: float, results: tuple) 
                                  param_hint="--attack-budget")
 
 
+def _no_data(table: pd.DataFrame, results: tuple[Path, ...]) -> str:
+    """Why no table has data, in one line: the folders, and what failed or diverged there."""
+    from bench.report.failures import failure_notes
+
+    where = ", ".join(map(str, results))
+    failures = failure_notes(table)
+    if not failures:
+        return f"no table has data in {where}"
+    more = f" (and {len(failures) - 1} more such configurations: bench verify lists them)" if len(failures) > 1 else ""
+    return f"no table has data in {where}; {failures[0][0].lower()}{failures[0][1:]}{more}"
+
+
 @click.command("report")
 @click.option("--results", required=True, multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
@@ -92,6 +104,7 @@ def require_attack_cells_at(table: pd.DataFrame, budget: float, results: tuple) 
 def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out: Path | None, profile: str | None,
                    standalone: bool, attack_budget: float) -> None:
     """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
+    from bench.errors import storage_error
     from bench.report.render import RENDERERS, to_latex
     from bench.report.table_specs import EXTRA_TABLES
     from bench.report.tables import TABLES, build_table
@@ -108,7 +121,7 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
     if names is None:
         built = [b for b in built if b.has_defended_rows and (attack_budget == 1.0 or b.has_attack_columns)]
         if not built:
-            raise click.UsageError(f"no table has data in {results}")
+            raise click.UsageError(_no_data(table, results))
     render = (lambda b: to_latex(b, standalone=standalone)) if fmt == "latex" else RENDERERS[fmt]
     texts = [(b.spec.name, render(b)) for b in built]
     if out is None:
@@ -119,12 +132,14 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
             raise click.BadParameter("CSV of several tables needs a folder, not a file", param_hint="--out")
         if fmt == "latex" and standalone and len(texts) > 1:
             raise click.BadParameter("several standalone LaTeX documents need a folder, not a file", param_hint="--out")
-        atomic_write_text(out, "\n".join(text for _, text in texts))
-        click.echo(f"wrote {out}", err=True)
-        return
-    for name, text in texts:
-        path = out / f"table_{name}.{FORMATS[fmt]}"
-        atomic_write_text(path, text)
+        files = [(out, "\n".join(text for _, text in texts))]
+    else:
+        files = [(out / f"table_{name}.{FORMATS[fmt]}", text) for name, text in texts]
+    for path, text in files:
+        try:
+            atomic_write_text(path, text)
+        except OSError as err:
+            raise storage_error(path, err, "the stored results were only read", folder=path.parent) from None
         click.echo(f"wrote {path}", err=True)
 
 

@@ -61,6 +61,8 @@ def _check_device(ctx: click.Context, param: click.Parameter, value: str) -> str
 @click.option("--time-budget", type=click.FloatRange(min=0, min_open=True), default=None,
               help="Seconds: start no cell that would not end in time (a cell of a kind not yet run always starts); "
                    "the rest stay to run.")
+@click.option("--threads", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Torch threads each cell runs with, serial or in a worker (recorded on every row as torch_threads).")
 @click.option("--quiet", is_flag=True, help="No progress bar or table (with --dry-run: the summary line only).")
 @click.option("--config", type=click.Path(dir_okay=False), default=None,
               help="TOML grid file: one or more grids run in order into one folder, and their run options; "
@@ -87,17 +89,18 @@ def run_command(**opts) -> None:
     from bench.run.device import Numerics
 
     executor = make_executor(options.executor, options.jobs, options.address, device=options.device,
-                             gpus_per_worker=options.gpus_per_worker)
+                             gpus_per_worker=options.gpus_per_worker, threads=options.threads)
     summary, store = execute_grid(
         cells, data_root, out, download=options.download, quiet=opts["quiet"], executor=executor,
         lpips_weights=opts["lpips_weights"], device=options.device if options.executor == "local" else "cpu",
         numerics=Numerics(tf32=options.tf32, autocast=options.autocast, deterministic=options.deterministic),
-        time_budget=options.time_budget,
+        time_budget=options.time_budget, threads=options.threads,
     )
     if not opts["quiet"]:
         from bench.report.console import print_utility_table
+        from bench.run.derived import add_derived_metrics
 
-        print_utility_table(store.collect(), cells)
+        print_utility_table(add_derived_metrics(store.table()), cells)  # the run wrote the table already
     finish(summary, store)
 
 

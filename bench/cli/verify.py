@@ -26,7 +26,8 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
                    attack_budget: float) -> None:
     """Compare stored results with the paper's registered claims: held, not held, within noise (the two
     sides' means are closer than 2·SE of their difference), no leakage measured (the attack is within
-    noise of the prior's floor) or not testable (with --integrity: check every
+    noise of the prior's floor) or not testable; then a note for each configuration whose every stored
+    cell failed or diverged, with the first line of each reason (with --integrity: check every
     stored record against its own checksum, and every leaderboard entry's records against the sha256
     the entry holds)."""
     if entries_dirs and not integrity:
@@ -63,6 +64,10 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         note = v.convergence_note()
         click.echo(f"[{v.status:^12}] {v.dataset}: {v.claim.id} ({v.claim.table}): {v.claim.text} — {v.detail}"
                    + (f" — {note}" if note else ""))
+    from bench.report.failures import failure_notes
+
+    for line in failure_notes(table[table["profile"] == profile]):
+        click.echo(f"note: {line}")
     on_attacks = [v for v in verdicts if v.convergence]
     unsettled = sum(not v.on_converged_attacks for v in on_attacks)
     click.echo(f"convergence at ×{attack_budget:g}: {len(on_attacks) - unsettled} testable claims on attacks rest on "

@@ -20,6 +20,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bench.data.files import decode_each, read_all
 from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
@@ -64,12 +65,12 @@ def _unpickle(path: Path) -> dict:
 
 
 def _read_batches(paths: list[Path], label_key: bytes) -> ArraySplit:
-    xs, ys = [], []
-    for path in paths:
+    def read(path: Path) -> tuple[np.ndarray, np.ndarray]:
         batch = _unpickle(path)
         data = np.asarray(batch[b"data"], dtype=np.uint8)
-        xs.append(data.reshape(-1, 3, 32, 32))
-        ys.append(np.asarray(batch[label_key], dtype=np.int64))
+        return data.reshape(-1, 3, 32, 32), np.asarray(batch[label_key], dtype=np.int64)
+
+    xs, ys = zip(*decode_each(paths, read))
     x = torch.from_numpy(np.concatenate(xs).astype(np.float32) / 255.0)
     return ArraySplit(x, torch.from_numpy(np.concatenate(ys)))
 
@@ -78,7 +79,8 @@ def _class_names(folder: Path, variant: _Variant) -> tuple[str, ...]:
     meta = folder / variant.meta_file
     if not meta.is_file():
         return ()
-    names = _unpickle(meta).get(variant.names_key, [])
+    (contents,) = decode_each([meta], _unpickle)
+    names = contents.get(variant.names_key, [])
     return tuple(n.decode() if isinstance(n, bytes) else str(n) for n in names)
 
 
@@ -108,8 +110,8 @@ def _load(dataset: str, root: Path, download: bool) -> RawDataset:
             dataset, root, [p.name for p in train_paths if not p.is_file()], folder,
             reason="training files incomplete",
         )
-    test = _read_batches([folder / variant.test_file], variant.label_key)
-    train = _read_batches(train_paths, variant.label_key) if present else None
+    test, train = read_all(lambda: _read_batches([folder / variant.test_file], variant.label_key),
+                           lambda: _read_batches(train_paths, variant.label_key) if present else None)
     splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
     return RawDataset(
         name=dataset,
@@ -133,6 +135,7 @@ def load_cifar10(root: Path, *, download: bool = False) -> RawDataset:
     Raises:
         MissingDataError: when ``test_batch`` is not there (and could not be downloaded), or when
             only some of the training batches are.
+        DataFileError: naming every batch that cannot be unpickled or lacks its arrays.
     """
     return _load("cifar10", Path(root), download)
 

@@ -21,6 +21,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from bench.data.files import decode_each, read_all
 from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError
 from bench.data.types import ArraySplit, RawDataset
@@ -32,22 +33,27 @@ LAYOUT = LAYOUTS.register("cifar10-jpeg")(DatasetLayout(("cifar10-jpeg", "."), (
 INPUT_SHAPES.register("cifar10-jpeg")((3, IMAGE_SIZE, IMAGE_SIZE))
 
 
+def _read_image(path: Path) -> np.ndarray:
+    with Image.open(path) as image:
+        if image.size != (IMAGE_SIZE, IMAGE_SIZE):
+            raise ValueError(f"{image.size[0]}x{image.size[1]} pixels, expected 32x32")
+        return np.asarray(image.convert("RGB"), dtype=np.uint8)
+
+
 def _read_split(folder: Path, formats: set[str]) -> ArraySplit:
     unknown = sorted(d.name for d in folder.iterdir() if d.is_dir() and d.name not in CLASSES)
     if unknown:
         raise ValueError(f"{folder}: folder '{unknown[0]}' is not a CIFAR-10 class ({', '.join(CLASSES)})")
-    images, labels = [], []
+    paths, labels = [], []
     for label, name in enumerate(CLASSES):
         class_dir = folder / name
         if not class_dir.is_dir():
             continue
         for path in sorted(p for p in class_dir.iterdir() if p.suffix.lower() in _SUFFIXES):
-            with Image.open(path) as image:
-                if image.size != (IMAGE_SIZE, IMAGE_SIZE):
-                    raise ValueError(f"{path}: {image.size[0]}x{image.size[1]} pixels, expected 32x32")
-                images.append(np.asarray(image.convert("RGB"), dtype=np.uint8))
+            paths.append(path)
             formats.add(_SUFFIXES[path.suffix.lower()])
             labels.append(label)
+    images = decode_each(paths, _read_image)
     if not images:
         raise ValueError(f"{folder}: no .jpg, .jpeg or .png images in any class folder")
     x = torch.from_numpy(np.stack(images).astype(np.float32) / 255.0).permute(0, 3, 1, 2).contiguous()
@@ -65,8 +71,8 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
 
     Raises:
         MissingDataError: when ``test/<class>/`` folders are not there.
-        ValueError: on a folder that is not a CIFAR-10 class, an image that is not 32×32, or a
-            split without images.
+        DataFileError: naming every image that cannot be decoded or is not 32×32.
+        ValueError: on a folder that is not a CIFAR-10 class, or a split without images.
     """
     root = Path(root)
     base = LAYOUT.find(root)
@@ -76,8 +82,8 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
             optional="train/<class>/*.jpg", reason="image-folder copies are never downloaded" if download else "",
         )
     formats: set[str] = set()
-    test = _read_split(base / "test", formats)
-    train = _read_split(base / "train", formats) if (base / "train").is_dir() else None
+    test, train = read_all(lambda: _read_split(base / "test", formats),
+                           lambda: _read_split(base / "train", formats) if (base / "train").is_dir() else None)
     splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
     lossy = ", lossy" if "JPEG" in formats else ""
     return RawDataset(

@@ -19,6 +19,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from bench.data.files import decode_each, read_all
 from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
@@ -44,7 +45,7 @@ def _to_split(paths: list[Path], labels: list[int], sizes: set[tuple[int, int]])
     if not paths:
         x = torch.zeros((0, 3, IMAGE_SIZE, IMAGE_SIZE), dtype=torch.float32)
         return ArraySplit(x, torch.zeros(0, dtype=torch.int64))
-    stacked = np.stack([_read_image(p, sizes) for p in paths])  # (N, H, W, 3)
+    stacked = np.stack(decode_each(paths, lambda p: _read_image(p, sizes)))  # (N, H, W, 3)
     x = torch.from_numpy(stacked.astype(np.float32) / 255.0).permute(0, 3, 1, 2).contiguous()
     return ArraySplit(x, torch.tensor(labels, dtype=torch.int64))
 
@@ -88,6 +89,7 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
     Raises:
         MissingDataError: when the test images or ``GT-final_test.csv`` are not there (and could not
             be downloaded).
+        DataFileError: naming every image that cannot be decoded.
     """
     root = Path(root)
     base = LAYOUT.find(root)
@@ -101,8 +103,7 @@ def load(root: Path, *, download: bool = False) -> RawDataset:
             optional=f"{_TRAIN_DIR}/<class>/*.ppm", reason=reason,
         )
     sizes: set[tuple[int, int]] = set()
-    test = _read_test(base, sizes)
-    train = _read_train(base, sizes)
+    test, train = read_all(lambda: _read_test(base, sizes), lambda: _read_train(base, sizes))
     splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
     # A copy whose every image is already 32x32 was resized before it reached us (the originals
     # range from 15 to 250 pixels a side): say so on every row.

@@ -24,6 +24,7 @@ import numpy as np
 import torch
 from PIL import Image
 
+from bench.data.files import decode_each, read_all
 from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError
 from bench.data.types import ArraySplit, RawDataset
@@ -54,14 +55,15 @@ def _class_dirs(split_dir: Path) -> list[Path]:
 
 
 def _read_split(split_dir: Path, class_index: dict[str, int], max_per_class: int) -> ArraySplit:
-    arrays, labels = [], []
+    paths, labels = [], []
     for class_dir in _class_dirs(split_dir):
         if class_dir.name not in class_index:
             raise ValueError(f"{class_dir}: class '{class_dir.name}' is not a training class")
         files = sorted(p for p in class_dir.iterdir() if p.suffix.lower() in _EXTENSIONS)
         for path in files[:max_per_class]:
-            arrays.append(_read_image(path))
+            paths.append(path)
             labels.append(class_index[class_dir.name])
+    arrays = decode_each(paths, _read_image)
     if not arrays:
         x = torch.zeros((0, 3, IMAGE_SIZE, IMAGE_SIZE), dtype=torch.float32)
         return ArraySplit(x, torch.zeros(0, dtype=torch.int64))
@@ -83,6 +85,7 @@ def load(
 
     Raises:
         MissingDataError: when ``imagenet/val/<wnid>/`` folders are not there.
+        DataFileError: naming every image read that cannot be decoded.
         ValueError: when ``max_per_class < 1`` or ``val`` has a class that ``train`` lacks.
     """
     if max_per_class < 1:
@@ -99,12 +102,14 @@ def load(
     has_train = train_dir.is_dir() and bool(_class_dirs(train_dir))
     classes = [d.name for d in _class_dirs(train_dir if has_train else base / "val")]
     class_index = {name: i for i, name in enumerate(classes)}
+    test, train = read_all(lambda: _read_split(base / "val", class_index, max_per_class),
+                           lambda: _read_split(train_dir, class_index, max_per_class) if has_train else None)
     return RawDataset(
         name="imagenet",
         num_classes=len(classes),
         kind="image",
-        test=_read_split(base / "val", class_index, max_per_class),
-        train=_read_split(train_dir, class_index, max_per_class) if has_train else None,
+        test=test,
+        train=train,
         class_names=tuple(classes),
         source="ImageNet JPEG folders" + (" (train + val)" if has_train else " (val only)"),
     )

@@ -18,6 +18,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
+from bench.data.files import decode_each, read_all
 from bench.data.registry import DATASETS, INPUT_SHAPES, LAYOUTS
 from bench.data.root import DatasetLayout, MissingDataError, try_download
 from bench.data.types import ArraySplit, RawDataset
@@ -45,12 +46,12 @@ def read_idx(path: Path) -> np.ndarray:
     if raw[:2] == b"\x1f\x8b":
         raw = gzip.decompress(raw)
     if len(raw) < 4 or raw[0] != 0 or raw[1] != 0 or raw[2] != 0x08:
-        raise ValueError(f"{path}: not an unsigned-byte idx file")
+        raise ValueError("not an unsigned-byte idx file")
     ndim = raw[3]
     dims = tuple(int(d) for d in np.frombuffer(raw, dtype=">i4", count=ndim, offset=4))
     offset = 4 + 4 * ndim
     if len(raw) - offset != int(np.prod(dims)):
-        raise ValueError(f"{path}: header says {dims} but {len(raw) - offset} bytes follow")
+        raise ValueError(f"header says {dims} but {len(raw) - offset} bytes follow")
     return np.frombuffer(raw, dtype=np.uint8, offset=offset).reshape(dims)
 
 
@@ -67,8 +68,7 @@ def _read_split(folder: Path, prefix: str) -> ArraySplit | None:
     labels = _find_file(folder, f"{prefix}-labels-idx1-ubyte")
     if images is None or labels is None:
         return None
-    x = read_idx(images)
-    y = read_idx(labels)
+    x, y = decode_each([images, labels], read_idx)
     if x.ndim != 3 or y.ndim != 1:
         raise ValueError(f"{folder}: {prefix} images have shape {x.shape}, labels {y.shape}")
     x_t = torch.from_numpy(x.astype(np.float32) / 255.0).unsqueeze(1)
@@ -101,7 +101,7 @@ def _load(dataset: str, root: Path, download: bool) -> RawDataset:
     if folder is None and download:
         reason = try_download(lambda: _download(dataset, root)) or ""
         folder = layout.find(root)
-    test = None if folder is None else _read_split(folder, "t10k")
+    test, train = read_all(lambda: _read_split(folder, "t10k"), lambda: _read_split(folder, "train")) if folder else (None, None)
     if folder is None or test is None:
         raise MissingDataError(
             dataset,
@@ -111,7 +111,6 @@ def _load(dataset: str, root: Path, download: bool) -> RawDataset:
             optional="the train-* files",
             reason=reason,
         )
-    train = _read_split(folder, "train")
     splits = f"train {len(train):,} + test {len(test):,}" if train is not None else f"test {len(test):,} only"
     return RawDataset(
         name=dataset,
@@ -135,6 +134,7 @@ def load_mnist(root: Path, *, download: bool = False) -> RawDataset:
 
     Raises:
         MissingDataError: when the test files are not there (and could not be downloaded).
+        DataFileError: naming every idx file that cannot be read (cut short, not gzip, a wrong header).
     """
     return _load("mnist", Path(root), download)
 

@@ -4,7 +4,8 @@ The tidy table (:func:`bench.run.table.records_to_table`) has one row per (cell,
 
 - a *configuration* is every factor column of the table (:func:`bench.run.table.factor_columns`: the
   cell's fields and every knob) except ``seed``; its seeds are the runs;
-- a run whose ``diverged`` metric is 1 is left out of every metric of its cell and counted;
+- a run whose ``diverged`` metric is 1, or whose victim's training diverged (``diverged_at_step``
+  stored), is left out of every metric of its cell and counted;
 - the mean over runs comes with the half-width of its 95% confidence interval (Student t, n − 1
   degrees of freedom; NaN for a single run);
 - Δ vs Raw is computed per seed on the matched pair (the cell and the cell named by its
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from pandas.api.typing import SeriesGroupBy
 
 DIVERGED = "diverged"
+DIVERGED_AT_STEP = "diverged_at_step"  # the step a victim's training went non-finite (bench.run.divergence)
 # Metrics of the trained victim: the same in every passive attack cell on that victim.
 # Provenance columns that name the kind of machine a cell ran on (a victim retrains exactly only on one
 # kind): the processor and, for cells that recorded it, the device (a GPU's name, or "cpu").
@@ -40,6 +42,7 @@ VICTIM_METRICS = frozenset({
     "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
     "payload_values", "payload_bytes", "realized_cr", "train_seconds", "final_train_loss",
     "best_val_perplexity", "perplexity_inflation", "final_val_perplexity", "bytes_up_per_token", "pretrained",
+    DIVERGED_AT_STEP,
 })
 STAT_COLUMNS = (
     "mean", "ci", "n", "n_runs", "n_diverged", "note", "is_raw",
@@ -129,7 +132,7 @@ def victim_view(table: pd.DataFrame) -> pd.DataFrame:
     ``victim_key``, ``attack`` = ``none``, no attack knobs) and points its ``raw_cell_id`` at the
     matched raw victim, found through
     any cell of the victim whose raw match is stored. An attack's divergence says nothing about the
-    victim, so it is not carried over.
+    victim, so it is not carried over; the victim's own (``diverged_at_step``) is.
 
     Its values are the mean over the machine kinds (:data:`MACHINE_COLUMNS`) its cells were trained
     on, each kind's cells averaged first; the cells of active attacks count only where the victim has
@@ -224,9 +227,12 @@ def not_learned_cells(table: pd.DataFrame) -> set[str]:
 
 
 def diverged_cells(table: pd.DataFrame) -> set[str]:
-    """Ids of the successful cells whose ``diverged`` metric is 1."""
-    rows = table[(table["status"] == "ok") & (table["metric"] == DIVERGED)]
-    return set(rows.loc[rows["value"] >= 0.5, "cell_id"])
+    """Ids of the successful cells whose ``diverged`` metric is 1 or that store the step their victim's
+    training diverged at (``diverged_at_step``)."""
+    ok = table["status"] == "ok"
+    flagged = (table["metric"] == DIVERGED) & (table["value"] >= 0.5)
+    trained = (table["metric"] == DIVERGED_AT_STEP) & table["value"].notna()
+    return set(table.loc[ok & (flagged | trained), "cell_id"])
 
 
 def paired_deltas(rows: pd.DataFrame) -> pd.DataFrame:

@@ -45,6 +45,7 @@ def leaderboard(table: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRI
     stats = wide.groupby(["defense", "cr"], dropna=False).agg(
         **{m: (m, "mean") for m in wanted if m in wide}, seeds=("seed", "nunique")
     ).reset_index()
+    stats = stats.assign(**{m: float("nan") for m in wanted if m not in stats})  # an attack that does not record it
     stats = stats.merge(_worst(ok, knobs, metric), on=["defense", "cr"], how="left")
     sign = privacy_direction(metric) or -1  # a metric without a direction ranks as SSIM does: lower first
     raw = stats[stats["defense"] == "raw"]

@@ -5,7 +5,9 @@ A spec names the row factors, the (attack, metric) columns and how each column s
 Raw row of every table is absolute. Factors not named by a spec but varying in the results become
 extra row factors, so no two configurations ever share a row. A column whose attack (or metric)
 has no stored cell is left out and listed as missing; a cell without a value is "—" with a
-footnote saying why (no stored cell, the stored reason of a missing value, all runs diverged).
+footnote saying why (no stored cell, the stored reason of a missing value, all runs diverged). A
+configuration whose every stored cell failed or diverged is named in a note, with the first line of
+each reason (:mod:`bench.report.failures`).
 Where the ``prior`` attack was run, a "floor (prior)" row shows what it scores in each image attack
 column (:mod:`bench.report.floor`); a worst-case column (Tables II, III) shows the most leaking
 image attack per row (:mod:`bench.report.worst_case`). Both are absolute and explained in the notes.
@@ -23,6 +25,7 @@ import pandas as pd
 
 from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
 from bench.report.convergence import judge_at, legend
+from bench.report.failures import failure_notes
 from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
 from bench.report.labels import (
     FACTOR_LABELS,
@@ -247,6 +250,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     notes += [legend(sorted(shown), budget=attack_budget)] if shown else []
     if floor_keys:
         notes += [FLOOR_NOTE, *baseline_notes(table, floor_keys, [c.metric for c in floored])]
+    notes += _failure_notes(table, spec, attacks, attack_budget)
     return BuiltTable(spec, profile_name, _seeds(table, spec, present), header, body, numbers_frame, len(factors),
                       footnotes, missing, notes, attack_budget)
 
@@ -256,6 +260,18 @@ WORST_NOTE = ("Worst case: per row, the most leaking {metric} of every image att
 FLOOR_NOTE = (f"{FLOOR_LABEL}: the prior attack's absolute value (the mean auxiliary image; it never reads the "
               "payload) on the same dataset, victim and cut, over every defense it ran under; an attack at or past "
               "it measured no leakage. A min-max column's floor is the prior's as-returned metric.")
+
+
+def _failure_notes(table: pd.DataFrame, spec: TableSpec, attacks: set[str], attack_budget: float) -> list[str]:
+    """The configurations this table would show whose every stored cell failed or diverged
+    (:func:`bench.report.failures.failure_notes`)."""
+    shown = set(attacks)
+    if any(c.attack is None for c in spec.columns):
+        shown.add("none")
+    if any(c.attack == WORST for c in spec.columns):
+        shown |= image_attacks(table)
+    rows = _keep(table[table["attack"].isin(shown)], spec.filters)
+    return failure_notes(at_default_settings(rows, budget=attack_budget))
 
 
 def _floor_line(place: tuple, factors: list[str], present: list[Column], floored: list[Column], floor: dict,

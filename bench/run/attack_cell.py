@@ -14,6 +14,7 @@ from bench.run.artifacts import save_reconstruction_grid
 from bench.run.attacker_views import build_view, vanilla_refusal
 from bench.run.cell import Cell
 from bench.run.device import float32_scope
+from bench.run.divergence import flag_non_finite_output
 from bench.run.training import TrainedVictim, initial_model, train_victim
 
 
@@ -121,7 +122,7 @@ def run_attack_cell(
         attack = build(view)
     else:
         attack.update_view(view)
-    output = attack.run()
+    output = flag_non_finite_output(attack.run(), attack_cls.headline_metric)
     metrics: dict[str, float | None] = {**trained.metrics, **output.scores}
     notes: dict[str, str] = dict(output.notes)
     if output.reconstructions is not None:

@@ -16,6 +16,7 @@ from bench.profiles import Profile, get_profile
 from bench.run.attack_cell import run_attack_cell
 from bench.run.cell import Cell
 from bench.run.device import Numerics, device_provenance, device_scope
+from bench.run.divergence import TrainingDiverged, diverged_victim_metrics
 from bench.run.grid import resolved_knobs
 from bench.run.provenance import environment
 from bench.run.record import FAILED, OK, CellRecord, attack_facts
@@ -26,8 +27,10 @@ from bench.run.training import train_victim
 class RunContext:
     """What every cell of one run shares: where data and cached victims live, which AlexNet weights
     LPIPS reads (``lpips_weights``; None: torchvision's cached copy, if any), and where and how cells
-    compute (``device``, concrete: ``cpu`` or ``cuda:N``; ``numerics``). With a ``deadline`` (a
-    ``time.time()``) no cell starts that would not end before it (:func:`bench.run.executors.stream_group`)."""
+    compute (``device``, concrete: ``cpu`` or ``cuda:N``; ``numerics``; ``threads``: the torch threads
+    each cell runs with, whichever process runs it, so that one cell id gives one set of numbers). With
+    a ``deadline`` (a ``time.time()``) no cell starts that would not end before it
+    (:func:`bench.run.executors.stream_group`)."""
 
     data_root: Path
     download: bool = False
@@ -37,6 +40,7 @@ class RunContext:
     device: str = "cpu"
     numerics: Numerics = field(default_factory=Numerics)
     deadline: float | None = None
+    threads: int = 1
     _data: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
     _sources: dict[str, str] = field(default_factory=dict)
     _placed: dict[tuple[str, str], CarvedData] = field(default_factory=dict)
@@ -112,20 +116,28 @@ def _run(cell: Cell, ctx: RunContext, data: CarvedData, profile: Profile) -> tup
 
 
 def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
-    """Run one cell on the context's device under its numerics; any exception becomes a failed record
-    carrying its traceback. The record names every knob the cell's parts read (defaults included), the
-    attack's facts (threat model, data kinds, headline metric) and where and how it computed."""
+    """Run one cell on the context's device under its numerics, with ``ctx.threads`` torch threads; any
+    exception becomes a failed record carrying its traceback, a victim whose training diverged a record
+    saying so (:func:`bench.run.divergence.diverged_victim_metrics`). The record names every knob the
+    cell's parts read (defaults included), the attack's facts (threat model, data kinds, headline
+    metric) and where and how it computed (its torch threads among them)."""
     started = time.perf_counter()
+    threads = torch.get_num_threads()
+    torch.set_num_threads(ctx.threads)
     try:
         with device_scope(ctx.device, ctx.numerics):
             metrics, notes = run_cell(cell, ctx)
         record = CellRecord(cell, OK, metrics, notes)
+    except TrainingDiverged as diverged:
+        record = CellRecord(cell, OK, *diverged_victim_metrics(cell, diverged))
     except Exception:  # recorded, not swallowed: the traceback goes into the store
         record = CellRecord(cell, FAILED, error=traceback.format_exc())
+    finally:
+        torch.set_num_threads(threads)
     record.wall_seconds = time.perf_counter() - started
     record.provenance = {
         **environment(), **device_provenance(ctx.device), **ctx.numerics.columns(), **weights_provenance(ctx.lpips_weights),
-        "data_source": ctx.source(cell.dataset),
+        "data_source": ctx.source(cell.dataset), "torch_threads": str(ctx.threads),
     }
     try:
         record.knobs = resolved_knobs(cell)

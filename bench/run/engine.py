@@ -17,6 +17,7 @@ from attacks.view import ServerHandle, StepView
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.channel import DOWN, UP, Channel
 from bench.run.device import forked_rng
+from bench.run.divergence import check_epoch
 from defenses.base import Defense
 from defenses.payload import Payload, as_vector, cross_to_server, detach, values_of, wire_tensors
 from defenses.wcc import within_class_scatter
@@ -199,6 +200,9 @@ class SplitTrainer:
                 observer.on_step(view)
         channel.count_samples(len(y))
         self.step_count += 1
+        # Did the loss, payload and returned gradient stay finite? One fused flag, read by train_epoch with
+        # the losses; a sum is a NaN or inf when any term is (or past float range: diverged all the same).
+        self.finite = torch.isfinite(loss.detach() + values_of(received).detach().sum() + grad.sum())
         return loss.detach()
 
     def _proxy_step(self, payload: Payload, x: Tensor) -> None:
@@ -209,15 +213,24 @@ class SplitTrainer:
         self.proxy_optimizer.step()
 
     def train_epoch(self, loaders: Sequence[Iterable[tuple[Tensor, Tensor]]]) -> float:
-        """Clients take turns in order, each running once through its own data; returns the mean loss."""
+        """Clients take turns in order, each running once through its own data; returns the mean loss.
+
+        Raises:
+            bench.run.divergence.TrainingDiverged: a step's loss, payload or returned gradient was not
+                finite (found at the epoch's end, with the first such step).
+        """
         self.model.train()
-        losses = []
+        losses, finite, first_step = [], [], self.step_count
         for client, loader in enumerate(loaders):
             for x, y in loader:
                 losses.append(self.step(client, x, y))
+                finite.append(self.finite)
         self.epoch += 1
-        values = torch.stack(losses).tolist() if losses else []  # one host sync an epoch
-        return sum(values) / max(len(values), 1)
+        if not losses:
+            return 0.0
+        values, healthy = torch.stack([torch.stack(losses).float(), torch.stack(finite).float()]).tolist()  # one host sync an epoch
+        check_epoch(healthy, first_step=first_step, epoch=self.epoch - 1)
+        return sum(values) / len(values)
 
 
 @torch.no_grad()

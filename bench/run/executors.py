@@ -122,13 +122,16 @@ class LocalExecutor:
         with spawn.Manager() as manager, pool:
             sink = manager.Queue()
             running = {pool.submit(execute_group, group, _fresh(ctx), sink) for group in group_by_victim(cells)}
-            while running or not sink.empty():
-                try:
-                    yield sink.get(timeout=0.5)
-                except queue.Empty:
-                    for future in [f for f in running if f.done()]:
-                        future.result()  # a worker that died raises here
-                        running.discard(future)
+            try:
+                while running or not sink.empty():
+                    try:
+                        yield sink.get(timeout=0.5)
+                    except queue.Empty:
+                        for future in [f for f in running if f.done()]:
+                            future.result()  # a worker that died raises here
+                            running.discard(future)
+            finally:  # the driver stopped early (a record it could not store): start no other group
+                pool.shutdown(wait=False, cancel_futures=True)
 
 
 def _stream_group_in_ray(cells: list[Cell], ctx, threads: int, on_gpu: bool) -> Iterator[CellRecord]:

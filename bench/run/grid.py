@@ -20,6 +20,7 @@ from defenses import DEFENSES, PAYLOAD_TRANSFORMS, DefenseConfigError, build_def
 from victims import VICTIMS, Victim, default_victim
 
 PARTITIONS = ("iid", "dirichlet")
+SEED_LIMIT = 2**32  # np.random.seed takes seeds in [0, 2**32)
 
 
 @dataclass(frozen=True)
@@ -168,6 +169,9 @@ def _validate_scalars(spec: GridSpec) -> None:
         raise GridError("no defense given")
     if not spec.seeds:
         raise GridError("the seed list is empty")
+    bad_seeds = [s for s in spec.seeds if isinstance(s, bool) or not isinstance(s, int) or not 0 <= s < SEED_LIMIT]
+    if bad_seeds:
+        raise GridError(f"seed {bad_seeds[0]} is not an integer in [0, 2**32) (seeds seed NumPy, which takes no other)")
     if spec.profile not in PROFILES:
         raise GridError(f"unknown profile '{spec.profile}' (known: {', '.join(PROFILES)})")
     if spec.protocol not in PROTOCOLS:

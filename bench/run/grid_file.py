@@ -5,7 +5,7 @@
     out = "results/issue13-hapt"        # results folder (relative to the current directory)
     data_root = "../shared/data"        # optional, as --data-root
     jobs = 2                            # optional run options: jobs, executor, address, download,
-    device = "auto"                     # device, gpus_per_worker, tf32, autocast, deterministic
+    device = "auto"                     # device, gpus_per_worker, tf32, autocast, deterministic, threads
 
     [defaults]                          # optional: any grid key, for every [[grid]]
     profile = "cpu"
@@ -124,6 +124,7 @@ RUN_KEYS: dict[str, Callable[[Any], Any]] = {
     "autocast": lambda v: _single(v, lambda x: x in AUTOCAST, f"one of {', '.join(AUTOCAST)}"),
     "deterministic": lambda v: _single(v, lambda x: isinstance(x, bool), "true or false"),
     "time_budget": lambda v: float(_single(v, lambda x: _is_number(x) and x > 0, "a number of seconds > 0")),
+    "threads": lambda v: _single(v, lambda x: _is_int(x) and x >= 1, "an integer >= 1"),
 }
 TOP_KEYS = (*RUN_KEYS, "defaults", "grid")
 

@@ -43,6 +43,8 @@ class RunOptions:
         autocast: ``none`` or ``bf16`` (``torch.autocast`` around training and attacks).
         deterministic: PyTorch's deterministic algorithms.
         time_budget: seconds after which no cell starts that would not end in time (``None``: no limit).
+        threads: torch threads each cell runs with, in this process or a worker (recorded on every row
+            as ``torch_threads``): one cell id gives the same numbers with any ``jobs``.
     """
 
     out: str = "results/latest"
@@ -57,3 +59,4 @@ class RunOptions:
     autocast: str = "none"
     deterministic: bool = False
     time_budget: float | None = None
+    threads: int = 1

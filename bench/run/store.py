@@ -5,6 +5,8 @@ Layout under the output folder::
     cells/<cell_id>.json    one record per cell (status, rows, provenance, traceback if failed,
                             checksum of its own content)
     cells/quarantine/       records that could not be read, moved aside (their cells run again)
+    recovered/<cell_id>.json  records a run computed but could not write into cells/; the next run
+                            moves them there (:meth:`ResultStore.recover`) instead of running them again
     results.parquet         every record's rows, one row per (cell, metric)
     results.csv             the same table as CSV
     .lock                   held by the one run writing to the folder
@@ -75,6 +77,7 @@ class ResultStore:
         self.root = Path(root)
         self.cells_dir = self.root / "cells"
         self.quarantine_dir = self.cells_dir / "quarantine"
+        self.recovery_dir = self.root / "recovered"
         self.move_damaged = move_damaged
         self._warned: set[Path] = set()
 
@@ -124,10 +127,61 @@ class ResultStore:
         return record is not None and record.status == OK
 
     def write(self, record: CellRecord) -> None:
-        """Store ``record`` with the checksum of its content."""
-        data = json.loads(json.dumps(record.to_json()))  # the checksum covers the content as it reads back
-        data[CHECKSUM] = content_checksum(data)
-        atomic_write_text(self.path_of(record.cell), json.dumps(data, indent=1, sort_keys=True))
+        """Store ``record`` with the checksum of its content.
+
+        Raises:
+            OSError: the record could not be written (nothing of it is left behind).
+        """
+        atomic_write_text(self.path_of(record.cell), _record_text(record))
+
+    def check_writable(self) -> None:
+        """Write and remove one byte in ``cells/``, so that a folder that cannot take a record (read-only,
+        disk full) is found before any cell runs.
+
+        Raises:
+            OSError: ``cells/`` cannot be created or written.
+        """
+        self.cells_dir.mkdir(parents=True, exist_ok=True)
+        fd, probe = tempfile.mkstemp(dir=self.cells_dir, prefix=".write-probe.", suffix=".tmp")
+        try:
+            os.write(fd, b"\n")
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+            Path(probe).unlink(missing_ok=True)
+
+    def keep_for_recovery(self, record: CellRecord) -> Path | None:
+        """Write ``record`` under ``recovered/`` (where :meth:`write` failed); its path, or None when
+        that fails too (the cell then runs again next time)."""
+        path = self.recovery_dir / f"{record.cell.id}.json"
+        try:
+            atomic_write_text(path, _record_text(record))
+        except OSError:
+            return None
+        return path
+
+    def recover(self) -> int:
+        """Move every record kept under ``recovered/`` into ``cells/`` (one warning line); the number moved.
+        A kept record that is not a record is left where it is, with one warning line.
+
+        Raises:
+            OSError: a record could not be moved into ``cells/``.
+        """
+        kept = sorted(self.recovery_dir.glob("*.json")) if self.recovery_dir.is_dir() else []
+        moved = 0
+        for path in kept:
+            try:
+                CellRecord.from_json(json.loads(path.read_bytes()))
+            except (ValueError, InvalidRecordError, RecursionError) as err:
+                warn(f"kept record {path} is unreadable ({err}); left where it is, its cell counts as not stored")
+                continue
+            self.cells_dir.mkdir(parents=True, exist_ok=True)
+            os.replace(path, self.cells_dir / path.name)
+            moved += 1
+        if moved:
+            warn(f"{moved} cell record{'s' if moved != 1 else ''} kept in {self.recovery_dir} after a failed write "
+                 f"{'are' if moved != 1 else 'is'} now stored in {self.cells_dir}")
+        return moved
 
     def checked_records(self) -> list[StoredRecord]:
         """Every readable record with its integrity (damaged files are moved aside and left out)."""
@@ -174,6 +228,13 @@ class ResultStore:
                 Path(tmp).unlink(missing_ok=True)
                 raise
         return table
+
+
+def _record_text(record: CellRecord) -> str:
+    """A record's file content: its JSON with the checksum of its content."""
+    data = json.loads(json.dumps(record.to_json()))  # the checksum covers the content as it reads back
+    data[CHECKSUM] = content_checksum(data)
+    return json.dumps(data, indent=1, sort_keys=True)
 
 
 def _to_parquet(table: pd.DataFrame, path: str) -> None:

@@ -5,6 +5,8 @@ import fcntl
 import os
 from pathlib import Path
 
+from bench.errors import storage_error
+
 
 class StoreBusyError(RuntimeError):
     """Another process holds the store's lock."""
@@ -18,6 +20,8 @@ class StoreLock:
 
     Raises:
         StoreBusyError: on entering, when another process holds it.
+        bench.errors.StorageError: on entering, when the folder or its lock file cannot be created
+            (a read-only folder or disk, a full disk): nothing has run.
     """
 
     def __init__(self, root: Path) -> None:
@@ -26,6 +30,16 @@ class StoreLock:
         self._fd: int | None = None
 
     def __enter__(self) -> StoreLock:
+        try:
+            self._lock()
+        except OSError as err:
+            self.__exit__()  # a lock taken before the failure is released, its file removed
+            exists = self.root.is_dir()
+            raise storage_error(self.path if exists else self.root, err, "nothing ran and no stored cell was touched",
+                                folder=self.root if exists else self.root.parent) from None
+        return self
+
+    def _lock(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         while True:
             fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
@@ -38,10 +52,9 @@ class StoreLock:
             if self._is_the_file(fd):
                 break
             os.close(fd)  # its holder removed the file between our open and our lock: lock the new one
+        self._fd = fd
         os.ftruncate(fd, 0)
         os.write(fd, f"{os.getpid()}\n".encode())
-        self._fd = fd
-        return self
 
     def _is_the_file(self, fd: int) -> bool:
         try:

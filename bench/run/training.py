@@ -21,6 +21,7 @@ from bench.run.channel import DOWN, UP
 from bench.run.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
 from bench.run.device import current_device, forked_rng, seeded_permutation
 from bench.run.engine import SplitModel, SplitTrainer, accuracy
+from bench.run.warn import warn
 from defenses import build_defense
 from victims import VICTIMS
 
@@ -104,7 +105,7 @@ def train_victim(
     of retrained, unless observers must watch the training run; a checkpoint that does not load is
     deleted and the victim retrained. Observers do not change the run, so its victim is cached; a run
     with an active (malicious) server or a non-default length is neither read from nor written to
-    the cache.
+    the cache; a checkpoint that cannot be written (a full disk) is one warning line.
 
     Args:
         epochs: training length (default: the profile's).
@@ -149,7 +150,13 @@ def train_victim(
         **attack_free_measures(model, data, client_indices),
     }
     if cache_file is not None:
-        save_checkpoint(cache_file, model=model, metrics=metrics, cell=cell)
+        try:
+            save_checkpoint(cache_file, model=model, metrics=metrics, cell=cell)
+        # The checkpoint is only a cache: the cell goes on. torch.save's writer reports a failed write
+        # (a full disk) as a RuntimeError.
+        except (OSError, RuntimeError) as err:
+            reason = getattr(err, "strerror", None) or (str(err).strip().splitlines() or [type(err).__name__])[0]
+            warn(f"checkpoint {cache_file} could not be written ({reason}); the victim trains again next time")
     return TrainedVictim(model, metrics, client_indices)
 
 
