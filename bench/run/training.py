@@ -29,6 +29,9 @@ if TYPE_CHECKING:
     from attacks.base import ActiveAttack, CotrainAttack
 
 
+_UNCACHED: set[Path] = set()  # cache folders a checkpoint could not be written to, warned about once
+
+
 @dataclass
 class TrainedVictim:
     """A trained split model, its utility metrics and the client partition it was trained on."""
@@ -105,7 +108,7 @@ def train_victim(
     of retrained, unless observers must watch the training run; a checkpoint that does not load is
     deleted and the victim retrained. Observers do not change the run, so its victim is cached; a run
     with an active (malicious) server or a non-default length is neither read from nor written to
-    the cache; a checkpoint that cannot be written (a full disk) is one warning line.
+    the cache; a checkpoint that cannot be written (a full disk) is one warning line per folder.
 
     Args:
         epochs: training length (default: the profile's).
@@ -155,8 +158,11 @@ def train_victim(
         # The checkpoint is only a cache: the cell goes on. torch.save's writer reports a failed write
         # (a full disk) as a RuntimeError.
         except (OSError, RuntimeError) as err:
-            reason = getattr(err, "strerror", None) or (str(err).strip().splitlines() or [type(err).__name__])[0]
-            warn(f"checkpoint {cache_file} could not be written ({reason}); the victim trains again next time")
+            if cache_dir not in _UNCACHED:  # once per folder: a full disk fails every checkpoint
+                _UNCACHED.add(cache_dir)
+                reason = getattr(err, "strerror", None) or (str(err).strip().splitlines() or [type(err).__name__])[0]
+                warn(f"checkpoint {cache_file} could not be written ({reason}); victims are not cached in "
+                     f"{cache_dir} by this run (they train again next time)")
     return TrainedVictim(model, metrics, client_indices)
 
 

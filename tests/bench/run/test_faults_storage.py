@@ -99,3 +99,20 @@ def test_a_table_that_cannot_be_written_after_the_cells_ran_is_exit_1(capsys, ou
                            "and every cell record is stored; only the collected table is out of date; free space")
     assert {name: data for name, data in records(out).items() if name in before} == before
     assert f"{NEW.id}.json" in records(out)
+
+
+def test_checkpoints_that_cannot_be_written_are_one_warning_and_the_cells_are_stored(capsys, tmp_path, monkeypatch):
+    from bench.run import training
+
+    def full(path, **_):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(training, "save_checkpoint", full)
+    monkeypatch.setattr(training, "_UNCACHED", set(), raising=False)  # a fresh process: nothing warned yet
+    out = tmp_path / "out"
+    code, stdout, stderr = run(capsys, out, "--seeds", "0,1")
+    assert code == 0 and "2 cells run" in stdout and len(records(out)) == 2
+    (line,) = stderr.strip().splitlines()  # one line for the folder, not one per victim
+    assert line.startswith("warning: checkpoint ") and line.endswith(
+        f"could not be written (No space left on device); victims are not cached in {out / 'checkpoints'} by this run "
+        "(they train again next time)")
