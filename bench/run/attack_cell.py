@@ -9,6 +9,7 @@ import torch
 
 from attacks import ATTACKS, Attack, AttackerView, AttackOutput, Capability, MissingCapabilityError, Scoring
 from bench.data.splits import CarvedData
+from bench.leakage.measures import attack_free_notes
 from bench.profiles import Profile
 from bench.run.artifacts import save_reconstruction_grid
 from bench.run.attacker_views import build_view, vanilla_refusal
@@ -124,7 +125,7 @@ def run_attack_cell(
         attack.update_view(view)
     output = flag_non_finite_output(attack.run(), attack_cls.headline_metric)
     metrics: dict[str, float | None] = {**trained.metrics, **output.scores}
-    notes: dict[str, str] = dict(output.notes)
+    notes: dict[str, str] = {**attack_free_notes(trained.model.defense, trained.metrics), **output.notes}
     if output.reconstructions is not None:
         _score(output, truth.x, attack_cls.scorings, data.black_background, metrics, notes, lpips_weights)
         if artifacts_dir is not None and output.reconstructions.dim() == 4:

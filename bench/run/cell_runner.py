@@ -11,6 +11,7 @@ import torch
 
 from bench.data import DATASETS
 from bench.data.splits import CarvedData, carve
+from bench.leakage.measures import attack_free_notes
 from bench.metrics.lpips_weights import weights_provenance
 from bench.profiles import Profile, get_profile
 from bench.run.attack_cell import run_attack_cell
@@ -112,7 +113,7 @@ def _run(cell: Cell, ctx: RunContext, data: CarvedData, profile: Profile) -> tup
             lpips_weights=ctx.lpips_weights,
         )
     trained = train_victim(cell, data=data, profile=profile, cache_dir=ctx.cache_dir)
-    return dict(trained.metrics), {}
+    return dict(trained.metrics), attack_free_notes(trained.model.defense, trained.metrics)
 
 
 def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:

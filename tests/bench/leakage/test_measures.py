@@ -198,3 +198,17 @@ def test_a_trained_victim_records_them_and_its_checkpoint_keeps_them(digits, tmp
 
 def test_the_module_names_every_measure_it_records():
     assert measures.MEASURES is MEASURES and all(isinstance(v, str) and v for v in MEASURES.values())
+
+
+@pytest.mark.parametrize("attack", ["none", "prior"])
+def test_every_row_of_a_cell_carries_the_reason_an_absent_measure_is_absent(attack, digits):
+    from bench.run.cell_runner import RunContext, run_cell
+
+    cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense="raw", profile="smoke", seed=0, attack=attack)
+    metrics, notes = run_cell(cell, RunContext(data_root=None))
+    assert metrics[DFIL] is None and notes[DFIL] == measures.attack_free_notes(build_raw())[DFIL]
+    assert metrics[DCOR] is not None and DCOR not in notes
+
+
+def build_raw():
+    return DEFENSES.get("raw")(cut_shape=(8, 12, 12))
