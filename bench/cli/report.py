@@ -92,8 +92,9 @@ def _no_data(table: pd.DataFrame, results: tuple[Path, ...]) -> str:
               type=click.Path(exists=True, file_okay=False, path_type=Path),
               help="Results folder (results.parquet, results.csv or cells/); repeat it to report several together.")
 @click.option("--table", "tables", default=None,
-              help="Comma list of tables (II, III, V, ...; DEMO: make demo's summary, only when named); "
-                   "default: all the paper's tables with data.")
+              help="Comma list of tables (II, III, V, ...; LABELS, LEAKAGE, LEAKAGE-RANK: label leakage, the attack-free "
+                   "measures and their rank correlation with the worst case; DEMO: make demo's summary, only when named); "
+                   "default: all of them but DEMO with data.")
 @click.option("--format", "fmt", type=click.Choice(list(FORMATS)), default="markdown", show_default=True)
 @click.option("--out", type=click.Path(path_type=Path), default=None,
               help="A file (with a suffix) or a folder (one file per table); default: stdout.")

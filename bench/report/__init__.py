@@ -6,6 +6,9 @@
   leaking attack per configuration, among the attacks whose rows record that they read the data kind.
 - :mod:`bench.report.convergence` holds the budget rule (converged when four times the budget gains at
   most a tolerance on the headline metric each attack's rows record).
+- :mod:`bench.report.label_table`, :mod:`bench.report.attack_free_table` and :mod:`bench.report.rank_correlation`
+  build the tables that are not the paper's: label leakage beside chance, the attack-free measures beside the
+  worst case, and how the two rank the defenses (also ``bench verify``'s agreement block).
 - :mod:`bench.report.render` writes a built table as LaTeX, Markdown or CSV.
 - :mod:`bench.report.labels` holds the display names, privacy directions and number formats.
 - :mod:`bench.report.figures` draws the figures.

@@ -25,6 +25,7 @@ import pandas as pd
 from scipy import stats
 
 from bench.attack_knobs import ATTACKER_TUNING_KNOBS
+from bench.leakage.names import MEASURES
 from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 if TYPE_CHECKING:
@@ -42,7 +43,7 @@ VICTIM_METRICS = frozenset({
     "bytes_up_per_epoch", "bytes_down_per_epoch", "tail_bytes_up_per_sample", "tail_bytes_down_per_sample",
     "payload_values", "payload_bytes", "realized_cr", "train_seconds", "final_train_loss",
     "best_val_perplexity", "perplexity_inflation", "final_val_perplexity", "bytes_up_per_token", "pretrained",
-    DIVERGED_AT_STEP,
+    DIVERGED_AT_STEP, *MEASURES,  # the attack-free measures (bench.leakage) are the trained victim's too
 })
 STAT_COLUMNS = (
     "mean", "ci", "n", "n_runs", "n_diverged", "note", "is_raw",

@@ -16,6 +16,10 @@ VICTIM_DIRECTION: dict[str, int] = {
     "accuracy": 1, "accuracy_delta_vs_raw": 1, "best_val_perplexity": -1, "perplexity_inflation": -1,
     "bytes_up_per_sample": -1, "bytes_down_per_sample": -1, "realized_cr": 1,
     "dp_epsilon_total": -1, "dp_epsilon_per_release": -1,  # a smaller ε is a stronger guarantee
+    # the attack-free measures (bench.leakage.names): less dependence, information or Fisher information is better;
+    # a larger bound on an unbiased attacker's MSE is better
+    "dcor_input_payload": -1, "gaussian_channel_bits": -1, "gaussian_channel_class_bits": -1, "dfil": -1,
+    "dfil_mse_bound": 1,
 }
 
 METRIC_LABELS = {
@@ -24,6 +28,9 @@ METRIC_LABELS = {
     "median_r2": "median R²", "reid_accuracy": "re-ID acc. (%)", "foreground_ratio": "fg. ratio",
     "bytes_up_per_sample": "bytes up / sample", "best_val_perplexity": "best perplexity",
     "perplexity_inflation": "inflation (× Raw)", "label_auc_mean": "label AUC", "label_accuracy": "label acc. (%)",
+    # the attack-free measures (bench.leakage.names)
+    "dcor_input_payload": "dCor", "gaussian_channel_bits": "channel bits", "gaussian_channel_class_bits": "class bits",
+    "dfil": "dFIL", "dfil_mse_bound": "MSE bound (1/dFIL)",
 }
 # The paper's names of the attacks, and of a report's columns that are no attack: the victims' own
 # (attack ``none``) and the worst case over attacks (bench.report.table_specs.WORST). Kept here, not
@@ -35,6 +42,7 @@ ATTACK_LABELS = {
     "decoder-z": "decoder z", "decoder-z-lift": "decoder z+zRᵀ", "decoder-z-grad": "decoder z+g",
     "decoder-fused": "decoder fused", "prior": "prior (floor)", "worst-case": "worst case",
     "label-norm": "norm scoring", "label-direction": "direction scoring", "model-completion": "model completion",
+    "linear-probe": "linear probe",
 }
 DEFENSE_ORDER = ("raw", "dp", "raw+dp", "learned-1x1", "topk", "lightsplit-f", "lightsplit-f-srht", "lightsplit-f+dp",
                  "lightsplit-l", "lightsplit-l-srht", "block-local", "block-local+dp",
@@ -62,6 +70,7 @@ DECIMALS = {
     "accuracy": 1, "reid_accuracy": 1, "ssim": 3, "box_ssim": 3, "lpips": 3, "box_lpips": 3, "mse": 4,
     "masked_mse": 4, "psnr": 2, "masked_psnr": 2, "median_r2": 3, "foreground_ratio": 3,
     "best_val_perplexity": 1, "perplexity_inflation": 3, "label_auc_mean": 3, "label_accuracy": 1,
+    "dcor_input_payload": 3, "gaussian_channel_bits": 1, "gaussian_channel_class_bits": 1,
 }
 SCALE = {"accuracy": 100.0, "reid_accuracy": 100.0, "label_accuracy": 100.0}  # shown in %
 # The values a metric can take, where bounded on both sides: a 95% CI wider than this says nothing.

@@ -12,6 +12,7 @@ _LATEX_TOKENS = {
     "λ_WCC": r"$\lambda_{\mathrm{WCC}}$", "Δ_Raw": r"$\Delta_{\mathrm{Raw}}$", "zRᵀ": r"$zR^{\top}$",
     "—": "---", "−": "$-$", "±": r"$\pm$", "×": r"$\times$", "↑": r"$\uparrow$", "↓": r"$\downarrow$",
     "λ": r"$\lambda$", "Δ": r"$\Delta$", "σ": r"$\sigma$", "α": r"$\alpha$", "ᵀ": r"$^{\top}$",
+    "ρ": r"$\rho$", "τ": r"$\tau$", "Σ": r"$\Sigma$", "½": r"$\frac{1}{2}$", "·": r"$\cdot$",
     "…": r"\ldots{}", "’": "'", "–": "--",
     MARKS[NOT_CONVERGED]: r"\textsuperscript{\dag}", MARKS[UNSTABLE]: r"\textsuperscript{\ddag}",
     MARKS[UNKNOWN]: r"\textsuperscript{$\circ$}",

@@ -10,6 +10,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from bench.leakage.names import MEASURES
+
 ABS, REL, POINTS, ABS_REL, ABS_RATIO, PCT_OF_RAW = "abs", "rel", "points", "abs+rel", "abs+ratio", "pct-of-raw"
 WORST = "worst-case"  # the column of the most leaking image attack per row
 
@@ -43,6 +45,9 @@ class TableSpec:
             is a predicate, satisfies it) or is unset (so Raw, which sets no knob, stays).
         privacy_positive: relative changes are signed so that + means more privacy.
         unmapped: what the paper's table has that this spec cannot show.
+        builder: ``"module:function"`` of a table built another way than
+            :func:`bench.report.tables.build_table` builds a spec (same arguments, a ``BuiltTable``
+            back); empty for the specs it builds itself.
     """
 
     name: str
@@ -53,6 +58,7 @@ class TableSpec:
     filters: tuple[tuple[str, tuple | Callable[[Any], bool]], ...] = ()
     privacy_positive: bool = False
     unmapped: str = ""
+    builder: str = ""
 
 
 def _image_cols(attack: str, metrics: tuple[str, ...], delta: str) -> tuple[Column, ...]:
@@ -155,6 +161,33 @@ TABLES: dict[str, TableSpec] = {spec.name: spec for spec in (
                  "of ΔMSE and ΔSSIM that Fig. 5 plots.",
     ),
 )}
+
+# Issue 42's tables, not the paper's, built with the others where the results hold their data: the label attacks
+# beside their chance levels, the attack-free measures beside the worst-case SSIM, and how the two rank the defenses.
+LEAKAGE_ROWS = ("dataset", "defense", "cr", "sigma")  # and any other factor that varies
+TABLES.update({spec.name: spec for spec in (
+    TableSpec(
+        "LABELS", "Label leakage through the returned tail gradient",
+        "Each label attack's label AUC (one-vs-rest, mean over classes) or top-1 accuracy, with its chance level on "
+        "the same targets in brackets; higher = more leakage.",
+        LEAKAGE_ROWS, (), builder="bench.report.label_table:build_label_table",
+    ),
+    TableSpec(
+        "LEAKAGE", "Attack-free leakage measures beside the worst case",
+        "The trained client's own measures, no attack involved (larger = more leakage, but the MSE bound: larger = "
+        "more private), beside the most leaking image attack's SSIM. Absolute values.",
+        LEAKAGE_ROWS, (*(Column(None, m, ABS) for m in MEASURES), Column(WORST, "ssim", ABS)),
+        builder="bench.report.attack_free_table:build_attack_free_table",
+    ),
+    TableSpec(
+        "LEAKAGE-RANK", "Do attack-free measures agree with the worst case?",
+        "Rank correlation across the defense configurations of one dataset, victim and cut between each attack-free "
+        "measure of Table LEAKAGE, turned so that larger = more leakage (the MSE bound negated), and the worst-case "
+        "SSIM: +1, the measure ranks the defenses exactly as the strongest attack does; −1, exactly reversed.",
+        ("dataset", "victim", "cut"), (Column(WORST, "ssim", ABS),),
+        builder="bench.report.rank_correlation:build_rank_table",
+    ),
+)})
 
 # Not one of the paper's tables: ``bench report --table demo`` builds it (``make demo`` prints it), and it is
 # never among the tables a report writes by default.

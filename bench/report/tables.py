@@ -16,6 +16,7 @@ Each attack column's value carries the mark of its attack's convergence verdict 
 """
 from __future__ import annotations
 
+import importlib
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -170,6 +171,9 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     Raises:
         ValueError: mixed profiles without ``profile``, or an absent profile.
     """
+    if spec.builder:  # a table of its own kind (table_specs.TableSpec.builder), imported on demand
+        module, _, name = spec.builder.partition(":")
+        return getattr(importlib.import_module(module), name)(table, spec, profile, attack_budget=attack_budget)
     table = select_profile(table, profile)
     attacks = {c.attack for c in spec.columns if c.attack not in (None, WORST)}
     metrics = {c.metric for c in spec.columns}
