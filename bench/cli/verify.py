@@ -27,7 +27,9 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     """Compare stored results with the paper's registered claims: held, not held, within noise (the two
     sides' means are closer than 2·SE of their difference), no leakage measured (the attack is within
     noise of the prior's floor) or not testable; then a note for each configuration whose every stored
-    cell failed or diverged, with the first line of each reason (with --integrity: check every
+    cell failed or diverged, with the first line of each reason, and, where attack-free measures are stored,
+    whether they rank the defenses as the worst case does: Spearman's and Kendall's rank correlations (with
+    --integrity: check every
     stored record against its own checksum, and every leaderboard entry's records against the sha256
     the entry holds)."""
     if entries_dirs and not integrity:
@@ -68,6 +70,10 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
 
     for line in failure_notes(table[table["profile"] == profile]):
         click.echo(f"note: {line}")
+    from bench.report.rank_correlation import agreement_lines
+
+    for line in agreement_lines(table, profile=profile):
+        click.echo(line)
     on_attacks = [v for v in verdicts if v.convergence]
     unsettled = sum(not v.on_converged_attacks for v in on_attacks)
     click.echo(f"convergence at ×{attack_budget:g}: {len(on_attacks) - unsettled} testable claims on attacks rest on "

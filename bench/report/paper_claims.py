@@ -176,6 +176,19 @@ FIELD_CLAIMS: list[Claim] = [
               Selector("c3sl", cr=16.0), ">", Selector("raw"), factor=0.98),
 ]
 
+# Label attacks (issue 42). Li et al., "Label Leakage and Protection in Two-party Split Learning" (ICLR 2022,
+# arXiv:2102.08504), abstract: norm and direction scoring are "two simple yet effective methods ... that can allow one
+# party to accurately recover private ground-truth labels owned by the other party", without protection. Their labels
+# are binary; here they are multi-class, scored one-vs-rest and averaged over classes, and "accurately" is read as a
+# mean AUC above 0.9 on the undefended (raw) U-shaped run: an ordering against the constant 0.9 (factor 0).
+LABEL_CLAIMS: list[Claim] = [
+    _ordering(f"{attack}-auc-above-0.9-raw", "Li et al. abstract",
+              f"{label} recovers the labels from an undefended run's returned gradients accurately: mean one-vs-rest "
+              f"AUC > 0.9 (the paper's labels are binary, here multi-class)", "label_auc_mean",
+              Selector("raw", attack), ">", Selector("raw", attack), factor=0.0, offset=0.9)
+    for attack, label in (("label-norm", "Norm scoring"), ("label-direction", "Direction scoring"))
+]
+
 CLAIMS: list[Claim] = [
     # Table II / XIII: LightSplit-F against the matched-budget baselines, at every CR.
     *[_ls_beats(base, "decoder-ref", cr, "Table XIII") for base in ("topk", "learned-1x1") for cr in (8.0, 16.0, 32.0)],
@@ -229,4 +242,5 @@ CLAIMS: list[Claim] = [
           Selector("raw", "sdar", dataset="cifar10"), "≈", value=0.83, tolerance=0.05, profiles=("paper",)),
     *LM_CLAIMS,
     *FIELD_CLAIMS,
+    *LABEL_CLAIMS,
 ]

@@ -174,6 +174,10 @@ FIELD_QUOTES = {
     "shredder": "while only sacrificing 1.58% loss in accuracy",
     # C3-SL, arXiv:2207.12397, abstract.
     "c3sl": "achieves a 16x compression ratio with negligible accuracy drops compared with the vanilla SL",
+    # Li et al., "Label Leakage and Protection in Two-party Split Learning", ICLR 2022, arXiv:2102.08504, abstract
+    # (the two methods: norm and direction scoring; no protection).
+    "li-label": "We then show that there exist two simple yet effective methods within the threat model that can allow "
+                "one party to accurately recover private ground-truth labels owned by the other party.",
 }
 
 
@@ -196,3 +200,7 @@ PINS.update({
     "nopeek-keeps-accuracy-cr8": Pin("accuracy", nopeek_at("none", 0.001), ">", S("learned-1x1", cr=8), "nopeek", factor=0.95),
     "nopeek-larger-alpha-lower-ssim-cr8": Pin("ssim", nopeek_at("decoder-ref", 0.003), "<", nopeek_at("decoder-ref", 0.001), "nopeek"),
 })
+# Li et al.: "accurately" read as a mean one-vs-rest AUC above 0.9 on the undefended run (0 × itself + 0.9).
+for attack in ("label-norm", "label-direction"):
+    PINS[f"{attack}-auc-above-0.9-raw"] = Pin("label_auc_mean", S("raw", attack), ">", S("raw", attack), "li-label",
+                                              factor=0.0, offset=0.9)
