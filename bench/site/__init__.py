@@ -10,6 +10,7 @@
 - :mod:`bench.site.integrity`: entries checked against the records they name (``bench verify --integrity``).
 - :mod:`bench.site.reproduce`: the ``bench run`` commands that remake an entry, and its code flags.
 - :mod:`bench.site.paper`: the paper's own numbers beside the measured ones (its value claims).
+- :mod:`bench.site.leakage`: an entry's label leakage and attack-free measures (its page's sections, two board columns).
 - :mod:`bench.site.catalog`: what the registries say about each defense and attack (papers, venues).
 - :mod:`bench.site.markup`: docstring text as safe HTML (bullets, emphasis, code, roles, arXiv links).
 - :mod:`bench.site.plots`: the site's Pareto and convergence plots.

@@ -24,6 +24,7 @@ from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNST
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
 from bench.report.labels import ci_wider_than_range, privacy_direction, split_scoring
 from bench.run.record import FAILED
+from bench.site.leakage import attack_free_json, label_leakage_json
 from bench.site.paper import paper_values
 from bench.site.ranking import board_position, rank_entries
 from bench.site.records import RecordFile
@@ -77,8 +78,8 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     key = key_of(config, views.fields)
     knobs = {k: v for k, v in config.items() if k not in BASE_FIELDS and v is not None}
     victim = views.victim.get(key, {})
-    attacks = [_attack(config, attack, settings_key, metrics, views) for (attack, settings_key), metrics
-               in sorted(views.attacks.get(key, {}).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))]
+    items = sorted(views.attacks.get(key, {}).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))
+    attacks = [_attack(config, attack, settings_key, metrics, views) for (attack, settings_key), metrics in items]
     cell_rows = cells.sort_values(["attack", "seed", "cell_id"]).to_dict("records")
     failed = sorted(r["cell_id"] for r in cell_rows if r["status"] == FAILED)
     diverged = sorted(set(cells["cell_id"]) & views.diverged)
@@ -109,6 +110,12 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     entry["reproduce"] = reproduce_json(entry, records)
     if key in views.dp:
         entry["dp"] = dp_json(views.dp[key])
+    attack_free = attack_free_json(views.attack_free.get(key))
+    if attack_free:
+        entry["attack_free"] = attack_free
+    labels = label_leakage_json(attacks, [views.chance.get(key, {}).get(item, {}) for item, _ in items])
+    if labels:
+        entry["label_leakage"] = labels
     paper = paper_values(entry)
     if paper:
         entry["paper"] = paper

@@ -1,5 +1,6 @@
 """What an entry's own page shows (``entries/<entry_id>.html``): its leaderboard row, every attack,
-the paper's numbers beside the measured ones, the DP guarantee, how to reproduce it and its code."""
+its label leakage and attack-free measures (:mod:`bench.site.leakage`), the paper's numbers beside
+the measured ones, the DP guarantee, how to reproduce it and its code."""
 from __future__ import annotations
 
 from collections import Counter
@@ -7,6 +8,7 @@ from pathlib import Path
 
 from bench.report.labels import metric_label, number
 from bench.site.cells import DASH, Cell, epsilon_text, paper_text, stat_text
+from bench.site.leakage import attack_free_rows, label_rows
 from bench.site.pages import Board, attack_href, convergence_text, defense_href, header, settings_text
 
 ENTRY_ATTACK_COLUMNS = (("attack", "Attack", "text"), ("settings", "Settings", "text"),
@@ -68,4 +70,5 @@ def entry_page_values(entry: dict, *, board: Board, row: dict[str, Cell], defaul
         "dp": {"total": epsilon_text(dp["epsilon_total"]), "per_release": epsilon_text(dp["epsilon_per_release"]),
                "delta": f"{dp['delta']:g}" if dp["delta"] is not None else DASH, "accountant": dp["accountant"]} if dp else None,
         "grid_files": grid_file_blocks(entry), "versions": code_version_counts(entry),
+        "label_rows": label_rows(entry), "attack_free_rows": attack_free_rows(entry),
     }

@@ -24,6 +24,8 @@ from bench.site.cells import (  # noqa: F401 - re-exported: the pages' cells
     stat_text,
 )
 from bench.site.entries import FLAGGED_VERDICTS, slug
+from bench.site.leakage import board_cells as leakage_cells
+from bench.site.leakage import board_columns as leakage_columns
 from bench.site.markup import inline
 from bench.site.ranking import group_of
 from bench.site.row_labels import LabelDefaults, board_key, board_title, context_parts
@@ -67,7 +69,8 @@ COLUMNS = (("rank", "Rank in bytes group", "num"), ("defense", "Defense", "text"
 # best, more seeds and fewer flags make a row more trustworthy.
 COLUMN_METRICS = {"cr": "realized_cr", "accuracy": "accuracy", "accuracy_delta": "accuracy_delta_vs_raw",
                   "perplexity": "perplexity_inflation", "bytes_up": "bytes_up_per_sample",
-                  "bytes_down": "bytes_down_per_sample", "dp": "dp_epsilon_total"}
+                  "bytes_down": "bytes_down_per_sample", "dp": "dp_epsilon_total", "label": "label_auc_mean",
+                  "dcor": "dcor_input_payload"}
 COUNT_ARROWS = {"rank": "↓", "seeds": "↑", "flags": "↓"}
 WORST_COLUMNS = ("worst", "worst_attack", "floor")  # empty on a board no attack scored
 
@@ -93,6 +96,8 @@ def board_columns(entries: list[dict], metric: str | None) -> tuple[tuple[str, s
             continue
         if key == "accuracy" and lm:
             key, text = "perplexity", "Perplexity (× raw)"
+        if key == "seeds":  # the label leakage and dCor (bench.site.leakage), on a board that has them
+            out += [(k, header(k, t, metric), kind) for k, t, kind in leakage_columns(entries)]
         out.append((key, header(key, text, metric), kind))
     return tuple(out)
 
@@ -222,7 +227,7 @@ def row(entry: dict, *, rank: int | None, defaults: dict[str, dict]) -> dict[str
         "dp": dp_cell(entry.get("dp")),
         "bytes_up": bytes_cell(entry["bytes_per_sample"]["up"]),
         "bytes_down": bytes_cell(entry["bytes_per_sample"]["down"]),
-        "worst": worst_cell, "worst_attack": attack_cell, "floor": floor_cell,
+        "worst": worst_cell, "worst_attack": attack_cell, "floor": floor_cell, **leakage_cells(entry),
         "seeds": seeds_cell(entry),
         "flags": Cell("; ".join(flags) or "ok", len(flags)),
         "entry": Cell("page", entry["entry_id"], href=entry_href(entry["entry_id"])),

@@ -12,9 +12,11 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from bench.leakage.names import MEASURES
 from bench.report.aggregate import aggregate, config_fields, diverged_cells, ok_rows, victim_fields, victim_view
 from bench.report.convergence import judge_cells
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
+from bench.report.label_table import CHANCE
 from bench.report.labels import privacy_direction
 from bench.report.worst_case import IMAGE, TABULAR, worst_case
 from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
@@ -47,6 +49,10 @@ class ProfileViews:
             budget stored (:func:`bench.report.convergence.judge_cells`: seed by seed on the same victims).
         dp: ``{key: {metric: sorted distinct finite values}}`` of :data:`DP_METRICS` over the
             configuration's cells (one value each: ε depends on σ and the epochs only).
+        attack_free: ``{key: {measure: aggregate row}}`` of the victim's attack-free measures
+            (:data:`bench.leakage.names.MEASURES`).
+        chance: ``{key: {(attack, settings key): {metric: aggregate row}}}`` of the label attacks'
+            chance levels (:data:`bench.report.label_table.CHANCE`).
     """
 
     fields: list[str]
@@ -61,6 +67,8 @@ class ProfileViews:
     diverged: set = field(default_factory=set)
     convergence: dict = field(default_factory=dict)
     dp: dict = field(default_factory=dict)
+    attack_free: dict = field(default_factory=dict)
+    chance: dict = field(default_factory=lambda: defaultdict(dict))
 
     @property
     def other_settings(self) -> list[str]:
@@ -84,8 +92,11 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
                          diverged=diverged_cells(table))
     if ok.empty:
         return views
-    for row in aggregate(victim_view(table), metrics=VICTIM_STATS, level=level).to_dict("records"):
+    victims = victim_view(table)
+    for row in aggregate(victims, metrics=VICTIM_STATS, level=level).to_dict("records"):
         views.victim.setdefault(key_of(row, fields), {})[row["metric"]] = row
+    for row in aggregate(victims, metrics=list(MEASURES), level=level).to_dict("records"):
+        views.attack_free.setdefault(key_of(row, fields), {})[row["metric"]] = row
     dp_rows = ok[ok["metric"].isin(DP_METRICS)].dropna(subset=["value"])
     for row in dp_rows.to_dict("records"):
         values = views.dp.setdefault(key_of(row, fields), {}).setdefault(row["metric"], [])
@@ -100,6 +111,9 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
         for row in aggregate(attacked, metrics=metrics, level=level).to_dict("records"):
             slot = views.attacks[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})
             slot[row["metric"]] = row
+    chance = [m for m in CHANCE.values() if m in set(attacked["metric"])]
+    for row in (aggregate(attacked, metrics=chance, level=level).to_dict("records") if chance else []):
+        views.chance[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})[row["metric"]] = row
     for kind in (IMAGE, TABULAR):  # seed by seed; the seed-mean worst case only where no seed has one (its note)
         for row in worst_case(table, level=level, kind=kind).to_dict("records"):
             views.worst[key_of(row, fields)][row["metric"]] = row
