@@ -210,7 +210,7 @@ def _convergence(table: pd.DataFrame, verdict: Verdict, budget: float) -> tuple[
         return ()
     learned = table[~table["cell_id"].isin(not_learned_cells(table))]
     out = []
-    for side in (verdict.claim.left, verdict.claim.right):
+    for side in dict.fromkeys((verdict.claim.left, verdict.claim.right)):  # a side named twice is judged once
         if side is None or side.attack in ("none", PRIOR):
             continue
         judged = judge_at(learned[side.mask(learned)], budget=budget)
@@ -271,11 +271,12 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
         target = claim.factor * right + claim.offset
         ok = left < target if claim.relation == "<" else left > target
         scale = (f"{claim.factor:g}×" if claim.factor != 1 else "") + (f"(+{claim.offset:g}) " if claim.offset else "")
-        right_text = _described(right_values)
-        if claim.factor != 1 or claim.offset:
-            right_text = f"{target:.4f} = {scale}{right_text}"
-        detail = (f"{claim.metric}: {claim.left.label()} {_described(left_values)} {claim.relation} "
-                  f"{claim.right.label()} {right_text}")
+        right_text = f"{claim.right.label()} {_described(right_values)}"
+        if claim.factor == 0:  # a constant threshold: the right side plays no part
+            right_text = f"{claim.offset:g}"
+        elif claim.factor != 1 or claim.offset:
+            right_text = f"{claim.right.label()} {target:.4f} = {scale}{_described(right_values)}"
+        detail = f"{claim.metric}: {claim.left.label()} {_described(left_values)} {claim.relation} {right_text}"
         side = privacy_gain_side(claim, image_attack_names)
         floor = at_floor(table, side, claim.metric, left_out=left_out) if side is not None else None
         if floor is not None:
