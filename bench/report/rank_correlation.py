@@ -25,16 +25,17 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bench.leakage.names import CHANNEL_BITS, CHANNEL_CLASS_BITS, DCOR, DFIL, DFIL_MSE_BOUND, MEASURES
+from bench.leakage.names import MEASURES
 from bench.report.aggregate import aggregate, select_profile, victim_fields, victim_view
 from bench.report.floor import FLOOR_KEYS
-from bench.report.labels import DATASET_LABELS, FACTOR_LABELS, MINUS, metric_label, privacy_direction
+from bench.report.labels import DATASET_LABELS, FACTOR_LABELS, MINUS, VICTIM_DIRECTION, metric_label, privacy_direction
 from bench.report.table_specs import WORST, TableSpec
 from bench.report.tables import DASH, BuiltTable, _key, _mark
 from bench.report.worst_case import worst_case
 
 # +1: a larger value means the payload gives more of the input away; -1: less (the Cramér-Rao bound on the MSE).
-LEAKS_MORE = {DCOR: 1, CHANNEL_BITS: 1, CHANNEL_CLASS_BITS: 1, DFIL: 1, DFIL_MSE_BOUND: -1}
+# The opposite of the direction in which each is better for a defense (bench.report.labels.VICTIM_DIRECTION).
+LEAKS_MORE = {m: -VICTIM_DIRECTION[m] for m in MEASURES}
 MIN_CONFIGURATIONS = 3  # two points always rank alike or reversed: no evidence either way
 PERMUTATIONS = 9999  # Spearman's p: every pairing up to 7 configurations (7! = 5040), else this many, seeded
 COLUMNS = [*FLOOR_KEYS, "measure", "metric", "n", "spearman", "spearman_p", "kendall", "kendall_p", "note"]
