@@ -17,6 +17,8 @@ from bench.site.records import combine_tables, record_files
 from bench.site.row_labels import SETTING_FIELDS, board_key, duplicate_labels
 
 REPO = Path(__file__).resolve().parents[3]
+# One xdist group: the module's entries of every committed folder are built on one worker, not on each.
+pytestmark = pytest.mark.xdist_group("committed-boards")
 
 
 @pytest.fixture(scope="module")

@@ -19,7 +19,8 @@ import pytest
 from tests.bench.site.cdp import Browser
 from tests.bench.site.conftest import NEEDS_BROWSER, bench
 
-pytestmark = NEEDS_BROWSER
+# One xdist group: the module's committed site (about 45 CPU-s) and browser are built on one worker, not on each.
+pytestmark = [NEEDS_BROWSER, pytest.mark.xdist_group("committed-site")]
 REPO = Path(__file__).resolve().parents[3]
 WIDTHS = (1400, 390)
 
