@@ -139,6 +139,19 @@ def test_bounding_box_and_box_ssim_equal_a_hand_made_crop():
     assert not torch.allclose(box_ssim(recon, truth), ssim(recon, truth))
 
 
+def test_a_batch_of_mixed_boxes_scores_each_image_as_it_would_alone():
+    """Boxes of one size at other places, another size, one widened, an empty mask: box SSIM of the
+    batch is each image's own box SSIM, in its own place (images of one box size are scored together)."""
+    torch.manual_seed(0)
+    truth = torch.zeros(6, 1, 20, 20)
+    for i, (top, left, h, w) in enumerate([(2, 3, 12, 14), (6, 1, 12, 14), (0, 0, 17, 11), (5, 5, 3, 3), (8, 4, 12, 14)]):
+        truth[i, 0, top : top + h, left : left + w] = torch.rand(h, w) * 0.6 + 0.3
+    recon = (truth + 0.4 * torch.rand_like(truth)).clamp(0, 1)  # image 5: an empty mask
+    alone = torch.cat([box_ssim(recon[i : i + 1], truth[i : i + 1]) for i in range(6)])
+    torch.testing.assert_close(box_ssim(recon, truth), alone, equal_nan=True)
+    assert len(set(alone[:5].tolist())) == 5 and math.isnan(alone[5])
+
+
 def test_small_box_is_widened_to_eleven_pixels_inside_the_image():
     truth = torch.zeros(1, 1, 20, 20)
     truth[0, 0, 0:3, 8:11] = 0.8  # 3x3 box at the top edge: rows -> [0, 11), cols -> [4, 15)
