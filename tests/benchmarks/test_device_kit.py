@@ -3,6 +3,7 @@
 lacks it; and collect refuses a record whose checksum, cell id or folder does not match."""
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import io
 import json
@@ -24,6 +25,15 @@ pytestmark = [pytest.mark.skipif(not (SHARED / "mnist").is_dir(), reason="needs 
 
 def kit(*args: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(KIT), *map(str, args)], capture_output=True, text=True, cwd=REPO, timeout=600)
+
+
+def kit_here(*args: str) -> subprocess.CompletedProcess:
+    """``kit.py ARGS`` run in this process, whose interpreter has torch and the suite loaded already (a
+    process of its own spends about 5 CPU-s on them); its output captured as :func:`kit` captures it."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        code = kit_module().main(list(map(str, args)))
+    return subprocess.CompletedProcess([str(KIT), *map(str, args)], code, out.getvalue(), err.getvalue())
 
 
 def kit_module():
@@ -52,7 +62,7 @@ def rehearsal(tmp_path_factory):
     pending.write_text('[[pending]]\nname = "gpu-tests"\nkind = "tests"\ngpu_minutes = 1\n'
                        'paths = ["tests/bench/run/test_placement.py"]\n'
                        f'[[pending]]\nname = "smoke"\nkind = "grid"\ngrid = "{grid}"\njobs = 1\ngpu_minutes = 1\n')
-    prepared = kit("prepare", "--pending", pending, "--travel", root / "travel", "--no-wheels")
+    prepared = kit_here("prepare", "--pending", pending, "--travel", root / "travel", "--no-wheels")  # run: the script itself
     ran = kit("run", "--travel", root / "travel", "--out", root / "OUT", "--device", "cpu", "--no-install", "--budget", "240")
     stored = root / "results" / "rehearsal"
     shutil.move(stored, root / "gpu-side")  # the developer's tree has none of it yet
