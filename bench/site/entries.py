@@ -79,8 +79,9 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     knobs = {k: v for k, v in config.items() if k not in BASE_FIELDS and v is not None}
     victim = views.victim.get(key, {})
     items = sorted(views.attacks.get(key, {}).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))
-    attacks = [_attack(config, attack, settings_key, metrics, views) for (attack, settings_key), metrics in items]
-    cell_rows = cells.sort_values(["attack", "seed", "cell_id"]).to_dict("records")
+    attacks = [_attack(config, attack, settings_key, metrics, views, cells) for (attack, settings_key), metrics in items]
+    read = [c for c in ("cell_id", "attack", "seed", "status", "code_version") if c in cells.columns]  # what _record reads
+    cell_rows = cells.sort_values(["attack", "seed", "cell_id"])[read].to_dict("records")
     failed = sorted(r["cell_id"] for r in cell_rows if r["status"] == FAILED)
     diverged = sorted(set(cells["cell_id"]) & views.diverged)
     # A budget below the profile's (a convergence study's ×¼) is short by design: not flagged.
@@ -148,7 +149,8 @@ def _record(row: Mapping, file: RecordFile) -> dict:
             "sha256": file.sha256, "checksum": file.checksum}
 
 
-def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews) -> dict:
+def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews, cells: pd.DataFrame) -> dict:
+    """One attack configuration of an entry; ``cells``: the entry's own rows of ``views.cells``."""
     key = key_of(config, views.fields)
     settings = views.settings(settings_key)
     headline = views.headlines.get(attack, "")  # none recorded: an unregistered attack's older rows
@@ -156,9 +158,9 @@ def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views
     others = {k: v for k, v in zip(views.attack_fields, settings_key) if k in views.other_settings}
     verdict = views.convergence.get((key, attack, key_of(others, views.other_settings), budget),
                                     Convergence(budget, budget * BUDGET_FACTOR, headline, UNKNOWN))
-    cells = views.cells
-    mine = cells[(cells["_key"] == key) & (cells["attack"] == attack)]
-    mine = mine[[key_of(r, views.attack_fields) == settings_key for r in mine.to_dict("records")]]
+    mine = cells[cells["attack"] == attack]
+    read = mine[[f for f in views.attack_fields if f in mine.columns]]  # the key's columns only: the table is wide
+    mine = mine[[key_of(r, views.attack_fields) == settings_key for r in read.to_dict("records")]]
     return {
         "attack": attack, "settings": settings,
         "threat_model": plain(mine["threat_model"].dropna().iloc[0]) if mine["threat_model"].notna().any() else None,
