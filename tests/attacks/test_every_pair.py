@@ -19,6 +19,9 @@ from tests.attacks.synthetic_har import synthetic_har_dataset
 from tests.defenses.knob_values import smoke_knobs
 
 PROFILE = get_profile("smoke")
+# One xdist group: the module's victim cache serves every pair on one worker (each worker would train every
+# victim again); the largest group, scheduled first.
+pytestmark = pytest.mark.xdist_group("every-pair")
 SETTINGS = {  # data kind → (dataset name, victim, cut)
     "image": ("digits", "mnistnet", "split-2"),
     "tabular": ("har", "har-mlp", "d256"),

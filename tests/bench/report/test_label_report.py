@@ -14,6 +14,8 @@ from tests.bench.cli.runner import run_cli
 
 LABEL_ATTACKS = ("label-norm", "model-completion")
 DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0})]
+# One xdist group: the module's grid is run on one worker, not on each.
+pytestmark = pytest.mark.xdist_group("label-grid")
 
 
 @pytest.fixture(scope="module")

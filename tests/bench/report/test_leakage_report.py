@@ -18,6 +18,8 @@ DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0}), ("lightsplit-f+dp", {"cr
 ATTACKS = [("none", {}), ("label-direction", {}), ("model-completion", {"aux_labels": 10}),
            ("model-completion", {"aux_labels": 40}), ("linear-probe", {}), ("decoder-ref", {})]
 NAMES = ("LABELS", "LEAKAGE", "LEAKAGE-RANK")
+# One xdist group: the module's grid (about 5 CPU-s) is run on one worker, not on each.
+pytestmark = pytest.mark.xdist_group("leakage-grid")
 ROWS = [["digits", "Raw", "", ""], ["digits", "LightSplit-F", "8×", ""], ["digits", "LightSplit-F+DP", "8×", "0.02"]]
 
 
