@@ -59,8 +59,13 @@ class GaussianPayloadNoise(PayloadTransform):
     def forward(self, payload: Payload) -> Payload:
         values = values_of(payload)
         clip = self.current_clip(values)
-        norms = values.flatten(1).norm(dim=1).clamp_min(1e-12)
-        scale = (clip / norms).clamp(max=1.0).view(-1, *([1] * (values.dim() - 1)))
-        clipped = values * scale
+        clipped = clip_rows(values, clip)
         noise = torch.randn_like(clipped) * (self.sigma * clip)
         return with_values(payload, clipped + noise)
+
+
+def clip_rows(values: Tensor, clip: Tensor | float) -> Tensor:
+    """Each row of ``values`` scaled to L2 norm at most ``clip``: the noise-free part of
+    :class:`GaussianPayloadNoise` (the attack-free measures read it too)."""
+    norms = values.flatten(1).norm(dim=1).clamp_min(1e-12)
+    return values * (clip / norms).clamp(max=1.0).view(-1, *([1] * (values.dim() - 1)))

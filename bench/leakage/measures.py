@@ -38,7 +38,7 @@ from bench.run.device import forked_rng, seeded_permutation
 from bench.run.engine import SplitModel
 from defenses.base import Defense, probe_batch
 from defenses.compose import ComposedDefense
-from defenses.dp import GaussianPayloadNoise
+from defenses.dp import GaussianPayloadNoise, clip_rows
 from defenses.mid import MID
 from defenses.nopeek import distance_correlation
 from defenses.payload import GroupedPayload, SparsePayload, as_vector, values_of
@@ -123,13 +123,6 @@ def attack_free_notes(defense: Defense, measured: Mapping[str, float | None] | N
     elif measured is not None and measured.get(DFIL) == 0:
         notes[DFIL_MSE_BOUND] = ZERO_FISHER
     return notes
-
-
-def clip_rows(values: Tensor, clip: Tensor | float) -> Tensor:
-    """Each row of ``values`` scaled to L2 norm at most ``clip``: the noise-free part of the +dp
-    transform (:class:`defenses.dp.GaussianPayloadNoise`, whose forward adds its noise to this)."""
-    norms = values.flatten(1).norm(dim=1).clamp_min(1e-12)
-    return values * (clip / norms).clamp(max=1.0).view(-1, *([1] * (values.dim() - 1)))
 
 
 def _gaussian_transform(defense: Defense) -> GaussianPayloadNoise | None:

@@ -25,7 +25,6 @@ from bench.leakage.measures import (
     ZERO_FISHER,
     attack_free_measures,
     attack_free_notes,
-    clip_rows,
 )
 from bench.leakage.names import CHANNEL_BITS, CHANNEL_CLASS_BITS, DCOR, DFIL, DFIL_MSE_BOUND, MEASURES
 from bench.profiles import get_profile
@@ -33,7 +32,7 @@ from bench.run.cell import Cell
 from bench.run.device import seeded_permutation
 from bench.run.training import initial_model, train_victim
 from defenses import DEFENSES
-from defenses.dp import GaussianPayloadNoise
+from defenses.dp import GaussianPayloadNoise, clip_rows
 from defenses.payload import values_of
 from tests.defenses.knob_values import smoke_knobs
 
