@@ -11,6 +11,7 @@ from attacks.sdar import SDAR
 from attacks.sdar_config import CONFIGS, SDARConfig
 from attacks.sdar_nets import MapDiscriminator, SDARDecoder, frozen, upsampling
 from bench.profiles import get_profile
+from bench.run import training
 from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
 from bench.run.cell import Cell
@@ -166,18 +167,46 @@ def test_iterations_past_one_a_step_read_fresh_draws_of_what_was_observed(digits
     assert len({shape for *_, shape in seen}) == 1 and len(attack.observed) == 4 * PROFILE.batch_size
 
 
-def test_reconstructions_beat_the_mean_image(digits):
-    # Easy case: raw payloads of a smoke victim trained 25 epochs (100 steps), 4 SDAR iterations per
-    # step (400). Floor: the mean aux image for every target. Seen: 0.57× the floor (200 iterations:
-    # 0.91×; 4 victim steps × 50 iterations: 3.2×, the simulator cannot follow a client it saw 4 times);
-    # an SDAR returning the mean aux image scores 1.0×.
-    cell = make_cell()
+class MatchedSimulator:
+    """An oracle the threat model does not grant: before each step SDAR watches, its simulator's head
+    takes the live client head's weights, so the simulated cut maps are the client's."""
+
+    def __init__(self, attack, live_models):
+        self.attack, self.live_models = attack, live_models
+
+    def on_step(self, view):
+        self.attack.nets["e"].head.load_state_dict(self.live_models[-1].heads[0].state_dict())
+        self.attack.on_step(view)
+
+    def __getattr__(self, name):
+        return getattr(self.attack, name)
+
+
+def test_with_a_simulator_matched_to_the_client_it_beats_the_mean_image(digits, monkeypatch):
+    # SDAR's decoding half: the decoder trained on the simulator's pairs decodes the targets' payloads.
+    # Smoke victim trained 25 epochs (100 steps), 4 iterations a step. Floor: the mean aux image for every
+    # target. Seen on seeds 0-3: 0.29-0.37x the floor, payload MK-MMD <= 0.008 (issue 39). The whole game
+    # at this scale (the simulator learnt) leaves the simulator off the client's maps on every seed
+    # (MK-MMD 1.8-3.7 against a floor of -0.06) and scores 0.72-1.21x: chance, not a test. At the cpu
+    # profile on MNIST it reconstructs (results/issue41-mnist: raw x4 SSIM 0.947).
+    live_models = []
+    fresh_model = training._fresh_model
+
+    def recorded(cell, data):
+        model, indices = fresh_model(cell, data)
+        live_models.append(model)
+        return model, indices
+
+    monkeypatch.setattr(training, "_fresh_model", recorded)
+    cell = dataclasses.replace(make_cell(), seed=1)
     attack = pre_training_attack(cell, digits, budget=4.0)
-    view, truth = watched(cell, digits, attack, PROFILE.targets, profile=dataclasses.replace(PROFILE, epochs=25))
+    view, truth = watched(cell, digits, MatchedSimulator(attack, live_models), PROFILE.targets,
+                          profile=dataclasses.replace(PROFILE, epochs=25))
     out = attack.run()
     floor = float(((view.aux.inputs.mean(0, keepdim=True) - truth.x) ** 2).mean())
     mse = float(((out.reconstructions - truth.x) ** 2).mean())
-    assert mse < 0.8 * floor, (mse, floor)
+    assert mse < 0.6 * floor, (mse, floor)
+    assert out.scores["sdar_payload_mmd"] < 0.05  # the oracle is wired: simulated maps are the client's
 
 
 def test_the_attack_is_reproducible(digits):

@@ -16,7 +16,7 @@ TARGETS = (
     "tests/attacks/test_decoders.py::test_under_huge_dp_noise_the_decoder_falls_to_the_mean_image",
     "tests/attacks/test_decoders.py::test_each_decoder_beats_the_mean_image_on_raw_payloads",
     "tests/attacks/test_decoders.py::test_bfloat16_autocast_is_an_option_that_still_reconstructs",
-    "tests/attacks/test_sdar.py::test_reconstructions_beat_the_mean_image",
+    "tests/attacks/test_sdar.py::test_with_a_simulator_matched_to_the_client_it_beats_the_mean_image",
     "tests/attacks/test_fora.py::test_reconstructions_beat_the_mean_image",
     "tests/attacks/test_fsha.py::test_a_client_hijacked_onto_the_pilot_is_decoded_beating_the_mean_image",
     "tests/attacks/test_unsplit.py::test_identity_head_beats_the_constant_start",

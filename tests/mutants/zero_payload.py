@@ -17,7 +17,7 @@ TARGETS = (
     "tests/attacks/test_decoders.py::test_under_huge_dp_noise_the_decoder_falls_to_the_mean_image",
     *(f"tests/attacks/test_decoders.py::test_each_decoder_beats_the_mean_image_on_raw_payloads[{attack}]"
       for attack in ("decoder", "decoder-z", "decoder-z-lift")),
-    "tests/attacks/test_sdar.py::test_reconstructions_beat_the_mean_image",
+    "tests/attacks/test_sdar.py::test_with_a_simulator_matched_to_the_client_it_beats_the_mean_image",
     "tests/attacks/test_fora.py::test_reconstructions_beat_the_mean_image",
     "tests/attacks/test_fsha.py::test_a_client_hijacked_onto_the_pilot_is_decoded_beating_the_mean_image",
     "tests/attacks/test_har_probes.py::test_reconstruction_recovers_features_on_raw",
