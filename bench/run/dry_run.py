@@ -1,6 +1,8 @@
 """What ``bench run --dry-run`` says: each cell, stored or to run, and how long the rest should take.
 
-It only reads the results folder: no lock, no data, and a damaged record is left where it is.
+It only reads the results folder: no lock, no data, and a damaged record is left where it is. A
+record kept under ``recovered/`` after a failed write counts as stored (the next run moves it into
+``cells/`` before any cell runs).
 The estimate sums, over the cells to run, the median ``wall_seconds`` of the stored cells most like
 each one: same dataset, victim, profile, attack and attack budget; else the same without the budget,
 else the same attack, each scaled to the cell's budget (a cell at ×16 takes about 16 times its ×1
@@ -23,10 +25,14 @@ from bench.run.store import ResultStore
 def dry_run_lines(cells: list[Cell], out: Path, *, jobs: int = 1) -> list[str]:
     """One line per cell (stored or to run, id, description), then the summary line."""
     store = ResultStore(out, move_damaged=False)
-    done = {cell.id for cell in cells if store.is_done(cell)}
-    lines = [f"{'stored' if cell.id in done else 'to run'}  {cell.id}  {describe(cell)}" for cell in cells]
+    stored = {cell.id for cell in cells if store.is_done(cell)}
+    kept = {cell.id for cell in cells if cell.id not in stored and store.kept(cell) is not None}
+    done = stored | kept
+    status = lambda cell: "recovered" if cell.id in kept else "stored" if cell.id in done else "to run"  # noqa: E731
+    lines = [f"{status(cell)}  {cell.id}  {describe(cell)}" for cell in cells]
     todo = [cell for cell in cells if cell.id not in done]
-    summary = f"{len(cells)} cells, {len(done)} stored, {len(todo)} to run"
+    moved = f" ({len(kept)} kept in {store.recovery_dir}: the next run moves them into cells/)" if kept else ""
+    summary = f"{len(cells)} cells, {len(done)} stored{moved}, {len(todo)} to run"
     if not todo:
         return [*lines, f"{summary}; nothing left to run"]
     seconds = estimate_seconds(todo, store.records())

@@ -126,6 +126,15 @@ class ResultStore:
         record = self.load(cell)
         return record is not None and record.status == OK
 
+    def kept(self, cell: Cell) -> CellRecord | None:
+        """The successful record of ``cell`` kept under ``recovered/`` (which the next run moves into
+        ``cells/``: :meth:`recover`), read without moving anything; None if there is none or it does not read."""
+        try:
+            record = CellRecord.from_json(json.loads((self.recovery_dir / f"{cell.id}.json").read_bytes()))
+        except (OSError, ValueError, InvalidRecordError, RecursionError):
+            return None
+        return record if record.status == OK else None
+
     def write(self, record: CellRecord) -> None:
         """Store ``record`` with the checksum of its content.
 

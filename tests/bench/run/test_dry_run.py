@@ -53,3 +53,15 @@ def test_a_dry_run_leaves_a_damaged_record_where_it_is(tmp_path, capsys):
     assert lines[2] == "2 cells, 1 stored, 1 to run; about 30s of cell time left, from stored timings (15s over 2 jobs at best)"
     assert store.path_of(damaged).read_text() == "{cut short" and not store.quarantine_dir.exists()
     assert capsys.readouterr().err.count("warning:") == 1
+
+
+def test_a_record_kept_after_a_failed_write_counts_as_stored(tmp_path):
+    kept, failed, new = (Cell(**{**CELL, "seed": seed}, defense="raw") for seed in (0, 1, 2))
+    store = ResultStore(tmp_path)
+    store.keep_for_recovery(CellRecord(cell=kept, status="ok", wall_seconds=30))
+    store.keep_for_recovery(CellRecord(cell=failed, status="failed", wall_seconds=30))
+    lines = dry_run_lines([kept, failed, new], tmp_path)
+    assert lines[0].startswith(f"recovered  {kept.id}") and lines[1].startswith(f"to run  {failed.id}")
+    assert lines[3].startswith(f"3 cells, 1 stored (1 kept in {store.recovery_dir}: the next run moves them into "
+                               "cells/), 2 to run")
+    assert (store.recovery_dir / f"{kept.id}.json").exists() and not store.cells_dir.exists()  # nothing moved
