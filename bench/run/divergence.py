@@ -50,13 +50,16 @@ def check_epoch(finite: Sequence[float], *, first_step: int, epoch: int) -> None
             raise TrainingDiverged(first_step + offset, epoch)
 
 
-def diverged_victim_metrics(cell: Cell, diverged: TrainingDiverged) -> tuple[dict[str, float | None], dict[str, str]]:
+def diverged_victim_metrics(
+    cell: Cell, diverged: TrainingDiverged, *, utility: Sequence[str] = ("accuracy",),
+) -> tuple[dict[str, float | None], dict[str, str]]:
     """The metrics and notes stored for a cell whose victim's training diverged: ``diverged`` 1, its
-    step, and the accuracy and the attack's headline metric left empty with the reason."""
+    step, and the victim's ``utility`` metrics (a language model's: its perplexities) and the attack's
+    headline metric left empty with the reason."""
     from bench.run.record import attack_facts
 
     headline = attack_facts(cell.attack)["headline_metric"]
-    empty = ["accuracy", *([headline] if headline else [])]
+    empty = [*utility, *([headline] if headline else [])]
     metrics: dict[str, float | None] = {name: None for name in empty}
     metrics.update({DIVERGED: 1.0, DIVERGED_AT_STEP: float(diverged.step)})
     return metrics, {name: str(diverged) for name in [*empty, DIVERGED]}

@@ -4,7 +4,9 @@ One client trains for the profile's :class:`~bench.profiles.TextConfig` steps on
 the training text, through the same split engine as every other victim (the payload crosses the
 channel per token, each party steps its own optimizer), on the first CUDA device where there is one
 (the paper's sizes need it; the ``train_seconds`` note names the device), else on the CPU. Every ``eval_every`` steps, and after the
-last, perplexity is measured on the evaluation blocks; the cell's result is the best of these.
+last, perplexity is measured on the evaluation blocks; the cell's result is the best of these. A run
+whose loss, payload or returned gradient goes non-finite is stored diverged at that step, its
+perplexities empty (:func:`~bench.run.divergence.diverged_victim_metrics`), as an image victim's is.
 
 Paper: LightSplit (arXiv:2605.13265), App. B-B5 ("the best validation perplexity as an inflation
 ratio over Raw at the same budget").
@@ -23,9 +25,11 @@ from bench.profiles import Profile
 from bench.run.cell import Cell
 from bench.run.channel import DOWN, UP
 from bench.run.device import current_device
+from bench.run.divergence import TrainingDiverged, check_epoch, diverged_victim_metrics
 from bench.run.engine import SplitModel, SplitTrainer, task_loss
 from bench.run.training import batches, build_model, calibrate, seed_everything
 
+UTILITY = ("best_val_perplexity", "final_val_perplexity")  # what a diverged run leaves empty
 CALIBRATION_BLOCKS = 64  # blocks whose per-token payload norms fix a DP clip (16k tokens at 256)
 
 
@@ -73,13 +77,20 @@ def train_language_model(cell: Cell, *, data: CarvedData, profile: Profile) -> t
         data.members.x, data.members.y, batch_size=text.batch_size, generator=torch.Generator().manual_seed(cell.seed)
     )
     curve: list[tuple[int, float]] = []
-    train_seconds, loss = 0.0, float("nan")
+    train_seconds, loss, finite = 0.0, float("nan"), []
     for step in range(1, text.steps + 1):
         x, y = next(stream)
         started = time.perf_counter()
         loss = trainer.step(0, x.to(device), y.to(device))
         train_seconds += time.perf_counter() - started
+        finite.append(trainer.finite)
         if step % text.eval_every == 0 or step == text.steps:
+            try:  # before the evaluation: a model that went non-finite has no perplexity
+                check_epoch(torch.stack(finite).tolist(), first_step=step - len(finite),
+                            epoch=(step - len(finite)) * text.batch_size // len(data.members))
+            except TrainingDiverged as diverged:
+                return diverged_victim_metrics(cell, diverged, utility=UTILITY)
+            finite.clear()
             curve.append((step, perplexity(model, data.test.x, data.test.y, batch_size=text.batch_size, device=device)))
     best_step, best = min(curve, key=lambda point: point[1])
     channel, tokens = trainer.channel, data.input_shape[0]

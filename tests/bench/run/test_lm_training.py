@@ -84,3 +84,24 @@ def test_an_attack_on_text_is_a_failed_cell_naming_why(ctx):
 
     record = execute_cell(replace(_cell("raw"), attack="decoder-ref"), ctx)
     assert record.status == "failed" and "does not run on text" in record.error
+
+
+def test_a_run_that_goes_non_finite_is_stored_diverged_at_its_step(ctx, monkeypatch):
+    from defenses import DEFENSES
+    from defenses.raw import RawDefense
+
+    class NanFromTheThirdStep(RawDefense):
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.calls = 0
+
+        def encode(self, z):
+            self.calls += self.training
+            return super().encode(z) * (float("nan") if self.calls > 2 else 1.0)
+
+    monkeypatch.setitem(DEFENSES._items, "nan-from-step-2", NanFromTheThirdStep)
+    record = execute_cell(_cell("nan-from-step-2"), ctx)
+    assert record.status == "ok", record.error
+    assert record.metrics == {"best_val_perplexity": None, "final_val_perplexity": None, "diverged": 1.0,
+                              "diverged_at_step": 2.0}
+    assert record.notes["best_val_perplexity"].startswith("victim training diverged at step 2 (epoch 0)")
