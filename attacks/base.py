@@ -110,10 +110,11 @@ class Attack(ABC):
     reconstructions are scored), ``knobs`` (their settings, ``budget`` always among them) and the
     facts every registered attack declares on its class (:data:`FACTS`, checked by
     :func:`undeclared_facts`): ``kinds`` (the data kinds it applies to: ``image``, ``tabular``),
-    ``headline_metric`` (the one number its leaderboard cells and convergence test quote) and
+    ``headline_metric`` (the one number its leaderboard cells and convergence test quote),
     ``configs`` (its configuration per profile, one dataclass each; empty for an attack without
-    settings). An attack that trains a stand-in for the client's head names it in
-    ``substitute_network`` (a key of :meth:`networks`: a module from images to cut-shaped maps,
+    settings) and ``budget_table`` (the budget it runs at on each setting where its convergence was
+    measured, and the results that support it: :mod:`attacks.budget_table`). An attack that trains a
+    stand-in for the client's head names it in ``substitute_network`` (a key of :meth:`networks`: a module from images to cut-shaped maps,
     ready in evaluation mode after :meth:`run`); the bench scores how well it transfers to the
     victim's head with ground truth the attack never sees (:mod:`bench.run.transfer`). They
     implement :meth:`run`. Its display name is the reports' (the paper's name,
@@ -242,7 +243,7 @@ def scale_counts(config: C, multiplier: float, *counts: str) -> C:
     return dataclasses.replace(config, **{n: max(1, round(getattr(config, n) * multiplier)) for n in counts})
 
 
-FACTS = ("kinds", "headline_metric", "configs")  # what every registered attack declares on its class
+FACTS = ("kinds", "headline_metric", "configs", "budget_table")  # what every registered attack declares on its class
 
 
 def undeclared_facts(cls: type[Attack]) -> list[str]:

@@ -8,6 +8,7 @@ import torch
 from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, scale_counts
+from attacks.budget_table import MeasuredBudget
 from attacks.decoder_nets import ConvImageDecoder, SupervisedDecoderAttack, VectorToMap, fit, predict
 from attacks.view import Capability
 from defenses.payload import Payload, take
@@ -67,6 +68,14 @@ class ReferenceDecoder(_PairDecoder):
     Threat model: the server's view plus members' inputs (``member_inputs``) — stronger than any
     real server.
     """
+
+    budget_table = (
+        MeasuredBudget(profile="cpu", dataset="mnist", victim="mnistnet", cut="split-2", budget=1, verdict="converged",
+                       evidence="results/issue12-convergence: x4 gains +0.001 (raw) and +0.000 (LightSplit-F) SSIM, seed 0"),
+        MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", budget=1, verdict="converged",
+                       evidence="results/issue13-cifar10-jpeg: x4 gains -0.000 (raw), 0.000 (LightSplit-F CR 8), +0.006 "
+                                "(top-K CR 8), 0.000 (top-K CR 32) SSIM, seed 0"),
+    )
 
     requires = frozenset({Capability.MEMBER_INPUTS})
 

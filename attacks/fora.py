@@ -10,6 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, config_for, scale_counts
+from attacks.budget_table import MeasuredBudget
 from attacks.decoder_nets import ConvImageDecoder, fit, predict
 from attacks.fora_config import CONFIGS, FORAConfig
 from attacks.fora_nets import ConvCritic, Substitute, gradient_penalty, substitute_head
@@ -212,6 +213,17 @@ class FORA(PassiveAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
+    budget_table = (
+        MeasuredBudget(profile="cpu", dataset="mnist", victim="mnistnet", cut="split-2", budget=16, verdict="unknown",
+                       evidence="results/issue12-convergence: raw, x1 -> x4 +0.106 and x4 -> x16 +0.057 SSIM on seed 0 (x4 "
+                                "not converged); x64 not run"),
+        MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", budget=1, verdict="unstable",
+                       evidence="results/issue13-cifar10-jpeg: raw, x4 falls by 0.043 SSIM on seed 0 (0.113 -> 0.070), both "
+                                "under the floor's 0.130: the substitute does not transfer at this cut"),
+        MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="mobilenet", cut="l2", budget=1, verdict="unknown",
+                       evidence="results/issue39-fora-released-cut: raw, SSIM 0.328, 0.349, 0.288 on seeds 0-2 against "
+                                "the floor's 0.130; x4 not run"),
+    )
     configs = CONFIGS
 
     def __init__(

@@ -9,6 +9,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, ActiveAttack, AttackOutput, config_for, scale_counts
+from attacks.budget_table import MeasuredBudget
 from attacks.fsha_config import CONFIGS, FSHAConfig
 from attacks.fsha_nets import Critic, Decoder, Pilot, gradient_penalty
 from attacks.view import AttackerView, Capability, StepView
@@ -142,6 +143,11 @@ class FSHA(ActiveAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
+    budget_table = (
+        MeasuredBudget(profile="cpu", dataset="mnist", victim="mnistnet", cut="split-2", budget=1, verdict="unstable",
+                       evidence="results/issue12-convergence: client lr 1e-3, x4 falls by 0.077 SSIM on raw and gains "
+                                "+0.051 on LightSplit-F, seed 0: more budget does not reliably help"),
+    )
     configs = CONFIGS
 
     def __init__(

@@ -10,6 +10,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, config_for, scale_counts
+from attacks.budget_table import MeasuredBudget
 from attacks.labelled_aux import balanced_pick
 from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET
@@ -90,6 +91,7 @@ class ModelCompletion(PassiveAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.AUX_QUERIES})
     kinds = ("image", "tabular")
     headline_metric = LABEL_ACCURACY
+    budget_table: tuple[MeasuredBudget, ...] = ()  # no convergence measured yet
     configs = CONFIGS
     knobs = (BUDGET, AUX_LABELS)
 

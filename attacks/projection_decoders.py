@@ -10,6 +10,7 @@ import torch
 from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, scale_counts
+from attacks.budget_table import MeasuredBudget
 from attacks.decoder_nets import (
     ConvImageDecoder,
     DecoderConfig,
@@ -105,6 +106,12 @@ class PayloadDecoder(_ProjectionAwareDecoder):
     Paper: LightSplit (arXiv:2605.13265), App. B-C6, attacker (i).
     Threat model: white-box ceiling: members' (signal, image) pairs, the public R, cut gradients.
     """
+
+    budget_table = (
+        MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", budget=1, verdict="converged",
+                       evidence="results/issue13-cifar10-jpeg: x4 gains +0.003 (raw), 0.000 (LightSplit-F CR 8), 0.000 "
+                                "(top-K CR 8) SSIM, seed 0"),
+    )
 
     signal_names = ("z",)
     requires = _REQUIRES

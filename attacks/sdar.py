@@ -10,6 +10,7 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, CotrainAttack, config_for
+from attacks.budget_table import MeasuredBudget
 from attacks.observed_payloads import ObservedPayloads
 from attacks.payload_moments import PayloadMomentTie
 from attacks.sdar_collapse import GameWatch
@@ -147,6 +148,14 @@ class SDAR(CotrainAttack):
     requires = frozenset({Capability.AUX_DATA, Capability.CLIENT_ARCHITECTURE, Capability.DEFENSE_PUBLIC_STATE})
     kinds = ("image",)
     headline_metric = "ssim"
+    budget_table = (
+        MeasuredBudget(profile="cpu", dataset="mnist", victim="mnistnet", cut="split-2", budget=16, verdict="unknown",
+                       evidence="results/issue39-sdar-fresh over results/issue39-sdar: raw, x4 -> x16 gains +0.038, +0.031, "
+                                "+0.028 SSIM on seeds 0-2 (x4 not converged; x1 -> x4 +0.198, +0.155, +0.172); x64 not run"),
+        MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", budget=16, verdict="unknown",
+                       evidence="results/issue39-sdar-cifar: raw, x4 -> x16 gains +0.114 SSIM on seed 0 (0.449 -> 0.563; "
+                                "before fresh draws, results/issue13-cifar10-jpeg: +0.066, +0.080 on seeds 0-1); x64 not run"),
+    )
     configs = CONFIGS
 
     def __init__(

@@ -16,6 +16,7 @@ BUDGET = Knob(
     "budget", float, default=1.0, minimum=0.0, exclusive_minimum=True, maximum=1000.0,
     help="multiplier on every iteration and epoch count of the attack (1 = the profile's budget)",
 )
+MEASURED = "measured"  # a budget given so resolves to the attack's budget table's (attacks/budget_table.py)
 PRECISION = Knob("precision", str, default="float32", choices=("float32", "bfloat16"),
                  help="the decoder's forward and backward under bfloat16 autocast (weights and Adam stay float32)")
 LAMBDA1_SCALE = Knob(

@@ -74,7 +74,8 @@ def knob_options(command):
         click.option("--tile", default=None, help="Block-local tile sides (knob tile) [default: 2]."),
         click.option("--liftback-width", default=None, help="LightSplit-L hidden widths (knob width) [default: 512]."),
         click.option("--attack-budget", default=None,
-                     help="Multipliers on every attack iteration/epoch count (knob budget) [default: 1]."),
+                     help="Multipliers on every attack iteration/epoch count (knob budget) [default: 1]; 'measured': "
+                          "each attack's budget table's for the cell's setting (bench list shows them)."),
         click.option("--knob", "knobs", multiple=True, metavar="NAME=V1,V2",
                      help="Values of any defense's or attack's knob (repeatable; see bench list)."),
     ]

@@ -46,8 +46,12 @@ def list_command(data_root: str | None, check: bool) -> None:
     for name in ATTACKS.names():
         attack = ATTACKS.get(name)
         click.echo(f"  {name:<18} {attack.threat_model.value}, {'/'.join(attack.kinds)} data; {_knobs(attack.knobs)}")
+        for entry in attack.budget_table:
+            click.echo(f"  {'':<18} measured budget ×{entry.budget:g} on {entry.profile} {entry.dataset} "
+                       f"{entry.victim}/{entry.cut} ({entry.verdict})")
     click.echo("profiles:   " + ", ".join(PROFILES))
-    click.echo("Cross any knob with --knob NAME=V1,V2 (--cr, --sigma, --tile, --liftback-width, --attack-budget for short).")
+    click.echo("Cross any knob with --knob NAME=V1,V2 (--cr, --sigma, --tile, --liftback-width, --attack-budget for short);")
+    click.echo("--attack-budget measured runs each attack at its measured budget above (closed forms at 1).")
     if broken:
         click.echo(f"error: {len(broken)} data file{'s' if len(broken) != 1 else ''} cannot be read (listed above as broken)",
                    err=True)

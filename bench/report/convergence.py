@@ -29,13 +29,12 @@ import pandas as pd
 
 from bench.report.aggregate import at_default_settings, ok_rows
 from bench.report.labels import MINUS, privacy_direction
+from bench.report.verdicts import CONVERGED, NOT_CONVERGED, UNKNOWN, UNSTABLE, VERDICTS  # noqa: F401  (VERDICTS: re-exported)
 from bench.run.table import with_attack_facts
 
 SSIM_TOLERANCE = 0.02
 RELATIVE_TOLERANCE = 0.05
 BUDGET_FACTOR = 4.0
-CONVERGED, NOT_CONVERGED, UNSTABLE, UNKNOWN = "converged", "not converged", "unstable", "unknown"
-VERDICTS = (CONVERGED, NOT_CONVERGED, UNSTABLE, UNKNOWN)
 MARKS = {CONVERGED: "", NOT_CONVERGED: "†", UNSTABLE: "‡", UNKNOWN: "°"}  # a table cell's mark per verdict
 MEANINGS = {NOT_CONVERGED: "not converged (a seed still gains beyond the tolerance at ×{larger:g})",
             UNSTABLE: "unstable (a seed falls beyond the tolerance at ×{larger:g})",

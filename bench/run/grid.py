@@ -8,6 +8,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from bench.attack_knobs import BUDGET, MEASURED
 from bench.data import INPUT_SHAPES
 from bench.errors import GridError, MissingExtraError
 from bench.knobs import Knob, KnobError
@@ -72,7 +73,8 @@ def expand(spec: GridSpec) -> list[Cell]:
         for defense in spec.defenses:
             for defense_params in _defense_params(defense, spec, cut_shape, input_shape, per_token=victim.per_token):
                 for attack in spec.attacks:
-                    for attack_params in _combinations(attack_knobs[attack], spec.knobs, f"attack '{attack}'"):
+                    given = _measured_budgets(spec, attack, dataset=dataset, victim=victim_name, cut=cut)
+                    for attack_params in _combinations(attack_knobs[attack], given, f"attack '{attack}'"):
                         for lam, seed in itertools.product(spec.lambda_wccs, spec.seeds):
                             cell = Cell(
                                 dataset=dataset, victim=victim_name, cut=cut, defense=defense, profile=spec.profile,
@@ -83,6 +85,21 @@ def expand(spec: GridSpec) -> list[Cell]:
                             for c in (cell.matched_raw(), cell):
                                 cells.setdefault(c.id, c)
     return list(cells.values())
+
+
+def _measured_budgets(spec: GridSpec, attack: str, *, dataset: str, victim: str, cut: str) -> Mapping[str, tuple]:
+    """``spec.knobs`` with the budget ``"measured"`` replaced by the attack's budget table's for this
+    setting (:func:`attacks.budget_table.measured_budget`); unchanged without it or without an attack."""
+    budgets = spec.knobs.get(BUDGET.name, ())
+    if attack == "none" or MEASURED not in budgets:
+        return spec.knobs
+    from attacks.budget_table import NoMeasuredBudget, measured_budget
+
+    try:
+        measured = measured_budget(attack, profile=spec.profile, dataset=dataset, victim=victim, cut=cut)
+    except NoMeasuredBudget as err:
+        raise GridError(str(err)) from None
+    return {**spec.knobs, BUDGET.name: tuple(measured if b == MEASURED else b for b in budgets)}
 
 
 def _cut_shape(victim: Victim, cut: str, dataset: str, input_shape: tuple[int, ...]) -> tuple[int, ...]:

@@ -6,6 +6,7 @@ import pytest
 
 from attacks import ATTACKS, AttackOutput, PassiveAttack
 from attacks.base import FACTS, undeclared_facts
+from attacks.budget_table import MeasuredBudget
 from bench.profiles import PROFILES
 from bench.report.labels import privacy_direction
 
@@ -20,6 +21,10 @@ def test_every_registered_attack_declares_its_facts(name):
     assert privacy_direction(cls.headline_metric), f"{name}: headline {cls.headline_metric} has no privacy direction"
     assert set(cls.configs) <= set(PROFILES), name
     assert all(dataclasses.is_dataclass(c) and not isinstance(c, type) for c in cls.configs.values()), name
+    assert all(isinstance(entry, MeasuredBudget) for entry in cls.budget_table), name
+    assert not cls.budget_table or cls.configs, f"{name}: a closed form has no budget to measure"
+    settings = [(e.profile, e.dataset, e.victim, e.cut) for e in cls.budget_table]
+    assert len(settings) == len(set(settings)), f"{name}: one entry per setting"
 
 
 def test_every_configured_attack_covers_the_same_profiles():
@@ -40,5 +45,5 @@ def test_a_class_missing_a_fact_is_caught():
         def run(self):
             return AttackOutput()
 
-    assert undeclared_facts(Incomplete) == ["configs"]
+    assert undeclared_facts(Incomplete) == ["configs", "budget_table"]
     assert undeclared_facts(PassiveAttack) == list(FACTS)

@@ -60,6 +60,8 @@ def test_list_shows_every_registry(capsys):
     assert code == 0
     for name in ("lightsplit-f", "lightsplit-l", "block-local", "topk", "learned-1x1", "dp", "mnistnet", "har", "smoke"):
         assert name in stdout
+    sdar = stdout[stdout.index("  sdar "):stdout.index("  unsplit ")]  # its measured budgets, from its class
+    assert "measured budget ×16 on cpu mnist mnistnet/split-2 (unknown)" in sdar
 
 
 def test_list_says_where_each_dataset_was_found(capsys, tmp_path):

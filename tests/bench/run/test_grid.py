@@ -34,3 +34,25 @@ def test_an_iid_partition_refuses_a_dirichlet_concentration():
     spec = GridSpec(datasets=("digits",), defenses=("raw",), seeds=(0,), clients=2, alpha=0.5)
     with pytest.raises(GridError, match="an iid partition takes none"):
         expand(spec)
+
+
+def _attacked(attacks: tuple[str, ...], budgets: tuple, **spec) -> list:
+    grid = GridSpec(**{"datasets": ("mnist",), "defenses": ("raw",), "seeds": (0,), "profile": "cpu", **spec},
+                    attacks=attacks, knobs={"budget": budgets})
+    return [c for c in expand(grid) if c.attack != "none"]
+
+
+def test_the_measured_budget_is_the_budget_tables_and_names_the_same_cells():
+    measured = _attacked(("sdar", "decoder-ref", "prior"), ("measured",))
+    assert [(c.attack, c.knob("budget", 1.0)) for c in measured] == [("sdar", 16.0), ("decoder-ref", 1.0), ("prior", 1.0)]
+    explicit = _attacked(("sdar",), (16.0,)) + _attacked(("decoder-ref", "prior"), (1.0,))
+    assert [c.id for c in measured] == [c.id for c in explicit]
+    assert [c.knob("budget", 1.0) for c in _attacked(("sdar",), ("measured", 4.0))] == [16.0, 4.0]
+
+
+def test_an_attack_with_no_measured_budget_on_the_setting_is_refused_in_one_line():
+    with pytest.raises(GridError, match=r"^attack 'decoder-z' has no measured budget on cpu mnist mnistnet/split-2 "
+                                        r"\(its budget table has: cpu cifar10-jpeg simplecnn/l2h\)"):
+        _attacked(("decoder-z",), ("measured",))
+    with pytest.raises(GridError, match="attack 'sdar' has no measured budget on smoke mnist"):
+        _attacked(("sdar",), ("measured",), profile="smoke")
