@@ -2,14 +2,12 @@
 folder with one line and exit 2."""
 import json
 import os
-import shutil
 import subprocess
 import sys
 
 import pytest
 
-from bench.cli import main
-from tests.bench.cli.runner import run_cli
+from tests.bench.cli.runner import copy_of, run_cli, stored_folder
 
 RUN = ["run", "--dataset", "digits", "--profile", "smoke", "--quiet", "--no-download", "--defense", "raw", "--seeds", "0"]
 ATTACK = RUN + ["--attack", "decoder-ref"]
@@ -18,19 +16,12 @@ ATTACK = RUN + ["--attack", "decoder-ref"]
 @pytest.fixture(scope="module")
 def stored(tmp_path_factory):
     """A smoke grid of one attack cell, run once (tests copy it)."""
-    out = tmp_path_factory.mktemp("stored") / "out"
-    try:
-        main.main(ATTACK + ["--out", str(out)], prog_name="bench")
-    except SystemExit as exc:
-        assert exc.code == 0
-    return out
+    return stored_folder(tmp_path_factory, ATTACK)
 
 
 @pytest.fixture
 def out(stored, tmp_path):
-    copy = tmp_path / "out"
-    shutil.copytree(stored, copy)
-    return copy
+    return copy_of(stored, tmp_path)
 
 
 def _record(out):
