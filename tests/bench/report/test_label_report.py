@@ -7,10 +7,8 @@ import pytest
 from bench.profiles import get_profile
 from bench.report.leaderboard import leaderboard
 from bench.report.worst_case import seed_worst_cases, worst_case
-from bench.run.cell import Cell
-from bench.run.cell_runner import RunContext, execute_cell
-from bench.run.store import OK, ResultStore
 from tests.bench.cli.runner import run_cli
+from tests.bench.report.smoke_grid import stored_smoke_grid
 
 LABEL_ATTACKS = ("label-norm", "model-completion")
 DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0})]
@@ -21,17 +19,8 @@ pytestmark = pytest.mark.xdist_group("label-grid")
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
     """Smoke cells on digits: the victims, the aux decoder and two label attacks on raw and LightSplit-F."""
-    root = tmp_path_factory.mktemp("label-grid")
-    ctx = RunContext(data_root=root / "data", cache_dir=root / "checkpoints")
-    store = ResultStore(root / "results")
-    for defense, knobs in DEFENSES:
-        for attack in ("none", "decoder", *LABEL_ATTACKS):
-            cell = Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, defense_knobs=knobs,
-                        profile="smoke", seed=0, attack=attack)
-            record = execute_cell(cell, ctx)
-            assert record.status == OK, record.error
-            store.write(record)
-    return store
+    attacks = [(attack, {}) for attack in ("none", "decoder", *LABEL_ATTACKS)]
+    return stored_smoke_grid(tmp_path_factory.mktemp("label-grid"), DEFENSES, attacks)
 
 
 def test_label_cells_record_their_metrics_and_chance_levels(results):

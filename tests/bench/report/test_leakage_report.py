@@ -8,11 +8,9 @@ import pytest
 
 from bench.report.tables import TABLES, build_table
 from bench.report.worst_case import image_attacks
-from bench.run.cell import Cell
-from bench.run.cell_runner import RunContext, execute_cell
-from bench.run.store import OK, ResultStore
 from bench.site.schema import schema_problems
 from tests.bench.cli.runner import run_cli
+from tests.bench.report.smoke_grid import stored_smoke_grid
 
 DEFENSES = [("raw", {}), ("lightsplit-f", {"cr": 8.0}), ("lightsplit-f+dp", {"cr": 8.0, "sigma": 0.02})]
 ATTACKS = [("none", {}), ("label-direction", {}), ("model-completion", {"aux_labels": 10}),
@@ -25,16 +23,7 @@ ROWS = [["digits", "Raw", "", ""], ["digits", "LightSplit-F", "8×", ""], ["digi
 
 @pytest.fixture(scope="module")
 def results(tmp_path_factory):
-    root = tmp_path_factory.mktemp("leakage-grid")
-    ctx = RunContext(data_root=root / "data", cache_dir=root / "checkpoints")
-    store = ResultStore(root / "results")
-    for defense, knobs in DEFENSES:
-        for attack, attack_knobs in ATTACKS:
-            record = execute_cell(Cell(dataset="digits", victim="mnistnet", cut="split-2", defense=defense, profile="smoke",
-                                       seed=0, attack=attack, defense_knobs=knobs, attack_knobs=attack_knobs), ctx)
-            assert record.status == OK, record.error
-            store.write(record)
-    return store
+    return stored_smoke_grid(tmp_path_factory.mktemp("leakage-grid"), DEFENSES, ATTACKS)
 
 
 def rows_of(markdown: str) -> list[list[str]]:
