@@ -66,6 +66,22 @@ def _values(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: s
     return values[values["value"].notna()]
 
 
+def _why_missing(table: pd.DataFrame, selector: Selector, metric: str) -> str:
+    """Why ``selector`` has no value of ``metric`` to test: no cell, only cells no claim reads (their
+    victim did not learn, or a run diverged), or no finite value."""
+    label = selector.label()
+    rows = at_default_settings(table[selector.mask(table) & (table["status"] == "ok")])
+    if rows.empty:
+        return f"no stored {label} cells"
+    finite = rows[(rows["metric"] == metric) & rows["value"].notna()]
+    if finite.empty:
+        return f"no finite {metric} in the stored {label} cells"
+    unlearned = not_learned_cells(rows)
+    if set(finite["cell_id"]) <= unlearned:
+        return f"every stored {label} victim did not learn (accuracy within noise of chance), so no claim reads it"
+    return f"every stored {label} run diverged"
+
+
 def _seed_values(table: pd.DataFrame, selector: Selector, metric: str, *, left_out: set[str] | None = None) -> np.ndarray:
     """The values of :func:`_values` as an array."""
     return _values(table, selector, metric, left_out=left_out)["value"].to_numpy(dtype=float)
@@ -264,9 +280,7 @@ def _verify_one(table: pd.DataFrame, claims: list[Claim]) -> list[Verdict]:
         right = _mean_of(right_values)
         if left is None or right is None:
             missing = claim.left if left is None else claim.right
-            stored = bool(missing.mask(table).any())
-            reason = f"no finite {claim.metric} in the stored {missing.label()} cells" if stored else f"no stored {missing.label()} cells"
-            verdicts.append(Verdict(claim, NOT_TESTABLE, reason))
+            verdicts.append(Verdict(claim, NOT_TESTABLE, _why_missing(table, missing, claim.metric)))
             continue
         target = claim.factor * right + claim.offset
         ok = left < target if claim.relation == "<" else left > target

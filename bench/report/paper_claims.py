@@ -147,6 +147,10 @@ def _shredder(attack: str) -> Selector:
     return Selector("shredder", attack, 8.0, knobs=(("shredder_lambda", 0.5),))
 
 
+def _mid(attack: str) -> Selector:
+    return Selector("mid", attack, 8.0, knobs=(("mid_lambda", 0.5),))
+
+
 # The field's defenses (issue 41), where a paper's claim can be tested here. NoPeek (arXiv:2008.09161),
 # abstract: minimising distance correlation "reduces leakage of sensitive raw data patterns ... while
 # maintaining model accuracy". NoPeek at CR 8 is learned 1×1 at CR 8 plus the dCor loss, so learned
@@ -171,6 +175,16 @@ FIELD_CLAIMS: list[Claim] = [
               "(learned 1×1, CR 8)", "accuracy", _shredder("none"), ">", Selector("learned-1x1", cr=8.0), offset=-0.0158),
     # C3-SL (arXiv:2207.12397), abstract: "a 16x compression ratio with negligible accuracy drops compared with
     # the vanilla SL"; read here as keeping ≥ 98% of raw accuracy at R = CR = 16.
+    # MID (arXiv:2301.01142), abstract: its experiments "testify the effectiveness of our MID method in defending existing
+    # attacks in VFL, including label inference attacks, backdoor attacks and feature reconstruction attacks". Label
+    # inference: model completion (its passive attack, 40 labelled samples) against raw's; feature reconstruction: the
+    # reference decoder against the same bytes without MID (learned 1×1, CR 8). At its released λ 0.5.
+    _ordering("mid-model-completion-below-raw", "MID abstract",
+              "MID (λ 0.5) lowers model completion's label accuracy (40 labelled samples) below raw's",
+              "label_accuracy", _mid("model-completion"), "<", Selector("raw", "model-completion")),
+    _ordering("mid-ssim-below-learned-1x1-cr8", "MID abstract",
+              "MID (λ 0.5) lowers what the reference decoder reconstructs below the same bytes without MID "
+              "(learned 1×1, CR 8)", "ssim", _mid("decoder-ref"), "<", Selector("learned-1x1", "decoder-ref", 8.0)),
     _ordering("c3sl-keeps-98pct-cr16", "C3-SL abstract",
               "C3-SL at R = 16 keeps ≥ 98% of raw accuracy (\"negligible accuracy drops\")", "accuracy",
               Selector("c3sl", cr=16.0), ">", Selector("raw"), factor=0.98),

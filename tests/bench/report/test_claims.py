@@ -227,6 +227,22 @@ def test_a_run_whose_victim_did_not_learn_is_left_out_of_the_claim():
     assert verdict.status == NOT_HELD and "0.3000 (n=1, no CI)" in verdict.detail
 
 
+def test_a_side_left_with_no_value_says_why():
+    def verdict_for(rows):
+        records = [CellRecord(Cell(defense=d, defense_knobs={"cr": 8.0}, seed=s, attack="sdar", **BASE), "ok",
+                              {"ssim": v, "accuracy": a, "chance_accuracy": 0.1, "test_samples": 2000.0, "diverged": div})
+                   for d, s, v, a, div in [("topk", 0, 0.2, 0.9, 0.0), *rows]]
+        return verify(records_to_table(records), "cpu", [CLAIM])[0]
+
+    unlearned = verdict_for([("lightsplit-f", 0, 0.3, 0.1, 0.0)])
+    assert unlearned.status == NOT_TESTABLE and "victim did not learn" in unlearned.detail
+    diverged = verdict_for([("lightsplit-f", 0, 0.3, 0.9, 1.0)])
+    assert diverged.status == NOT_TESTABLE and diverged.detail.endswith("run diverged")
+    empty = verdict_for([("lightsplit-f", 0, float("nan"), 0.9, 0.0)])
+    assert empty.detail.startswith("no finite ssim in the stored lightsplit-f CR 8 / sdar cells")
+    assert verdict_for([]).detail == "no stored lightsplit-f CR 8 / sdar cells"
+
+
 def test_the_left_out_cells_of_a_whole_table_give_every_selection_the_values_it_computes_alone():
     """Oracle: verify computes the left-out cells once per table; each selection computing its own agrees."""
     from bench.report.claims import _values, left_out_cells

@@ -172,6 +172,9 @@ FIELD_QUOTES = {
               "model accuracy",
     # Shredder, arXiv:1905.11814, abstract.
     "shredder": "while only sacrificing 1.58% loss in accuracy",
+    # MID, arXiv:2301.01142, abstract.
+    "mid": "testify the effectiveness of our MID method in defending existing attacks in VFL, including label inference "
+           "attacks, backdoor attacks and feature reconstruction attacks",
     # C3-SL, arXiv:2207.12397, abstract.
     "c3sl": "achieves a 16x compression ratio with negligible accuracy drops compared with the vanilla SL",
     # Li et al., "Label Leakage and Protection in Two-party Split Learning", ICLR 2022, arXiv:2102.08504, abstract
@@ -189,11 +192,18 @@ def shredder_at(attack: str) -> Selector:
     return Selector("shredder", attack, 8, knobs=(("shredder_lambda", 0.5),))
 
 
+def mid_at(attack: str) -> Selector:
+    return Selector("mid", attack, 8, knobs=(("mid_lambda", 0.5),))
+
+
 PINS.update({
     "shredder-ssim-below-learned-1x1-cr8": Pin("ssim", shredder_at("decoder-ref"), "<", S("learned-1x1", "decoder-ref", 8),
                                               "shredder"),
     "shredder-loses-at-most-1.58-points-cr8": Pin("accuracy", shredder_at("none"), ">", S("learned-1x1", cr=8), "shredder",
                                                  offset=-0.0158),
+    "mid-model-completion-below-raw": Pin("label_accuracy", mid_at("model-completion"), "<", S("raw", "model-completion"),
+                                          "mid"),
+    "mid-ssim-below-learned-1x1-cr8": Pin("ssim", mid_at("decoder-ref"), "<", S("learned-1x1", "decoder-ref", 8), "mid"),
     "c3sl-keeps-98pct-cr16": Pin("accuracy", S("c3sl", cr=16), ">", S("raw"), "c3sl", factor=0.98),
     "nopeek-ssim-below-learned-1x1-cr8": Pin("ssim", nopeek_at("decoder-ref", 0.001), "<", S("learned-1x1", "decoder-ref", 8),
                                             "nopeek"),
