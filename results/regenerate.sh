@@ -36,6 +36,11 @@ done
 mkdir -p results/tables
 for fmt in markdown csv; do bench report --results results/issue6-reproduction --format $fmt --out results/tables >/dev/null; done
 bench report --results results/issue6-reproduction --format latex --standalone --out results/tables >/dev/null
+# Issue 42's label-leakage and attack-free tables, the worst case over every image attack stored for the same rows.
+bench report --results results/issue42-mnist --results results/issue39-mnist-table3 --results results/issue41-mnist \
+  --table LABELS,LEAKAGE,LEAKAGE-RANK --out results/issue42-mnist/leakage-tables.md >/dev/null
+bench report --results results/issue42-cifar10 --results results/issue13-cifar10-jpeg --results results/issue41-cifar10 \
+  --results results/issue39-sdar-cifar --table LABELS,LEAKAGE,LEAKAGE-RANK --out results/issue42-cifar10/leakage-tables.md >/dev/null
 # Issue 12's convergence table and figure.
 python benchmarks/convergence.py results/issue12-convergence >/dev/null
 # The one-screen summary opening results/README.md, from a site built of every committed folder.
