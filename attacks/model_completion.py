@@ -96,6 +96,10 @@ class ModelCompletion(PassiveAttack):
                        evidence="results/issue42-mnist: at 40 labelled samples x4 stays within 5% on 10 of 13 defenses "
                                 "(raw +0.003, +0.000, -0.013 on seeds 0-2) and falls beyond it on 3; over 10/40/100 "
                                 "samples 27 of 39 converged, 11 fall, 1 gains: more steps overfit the few labels"),
+        MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", budget=1, verdict="unstable",
+                       evidence="results/issue42-cifar10: seed 0, over 10/40/100 samples on 13 defenses x4 stays within "
+                                "5% on 32 of 39 configurations, falls beyond it on 4 (LightSplit-L at 100: -0.116) and "
+                                "gains on 3 (at most +0.025)"),
     )
     configs = CONFIGS
     knobs = (BUDGET, AUX_LABELS)
