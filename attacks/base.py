@@ -24,6 +24,7 @@ from typing import Any, ClassVar, Protocol, TypeVar
 
 from torch import Tensor, nn
 
+from attacks.budget_table import MeasuredBudget
 from attacks.view import AttackerView, Capability, StepView
 from bench.attack_knobs import BUDGET
 from bench.knobs import Knob
@@ -110,10 +111,11 @@ class Attack(ABC):
     reconstructions are scored), ``knobs`` (their settings, ``budget`` always among them) and the
     facts every registered attack declares on its class (:data:`FACTS`, checked by
     :func:`undeclared_facts`): ``kinds`` (the data kinds it applies to: ``image``, ``tabular``),
-    ``headline_metric`` (the one number its leaderboard cells and convergence test quote),
+    ``headline_metric`` (the one number its leaderboard cells and convergence test quote) and
     ``configs`` (its configuration per profile, one dataclass each; empty for an attack without
-    settings) and ``budget_table`` (the budget it runs at on each setting where its convergence was
-    measured, and the results that support it: :mod:`attacks.budget_table`). An attack that trains a
+    settings). Its ``budget_table`` holds the budget it runs at on each setting where its convergence
+    was measured, and the results that support it (:mod:`attacks.budget_table`; none by default, as
+    for a submitted attack nobody has measured yet). An attack that trains a
     stand-in for the client's head names it in ``substitute_network`` (a key of :meth:`networks`: a module from images to cut-shaped maps,
     ready in evaluation mode after :meth:`run`); the bench scores how well it transfers to the
     victim's head with ground truth the attack never sees (:mod:`bench.run.transfer`). They
@@ -139,6 +141,7 @@ class Attack(ABC):
     scorings: ClassVar[tuple[Scoring, ...]] = (Scoring.AS_RETURNED,)
     knobs: ClassVar[tuple[Knob, ...]] = (BUDGET,)
     substitute_network: ClassVar[str | None] = None
+    budget_table: ClassVar[tuple[MeasuredBudget, ...]] = ()
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
         self.profile = profile
@@ -243,7 +246,7 @@ def scale_counts(config: C, multiplier: float, *counts: str) -> C:
     return dataclasses.replace(config, **{n: max(1, round(getattr(config, n) * multiplier)) for n in counts})
 
 
-FACTS = ("kinds", "headline_metric", "configs", "budget_table")  # what every registered attack declares on its class
+FACTS = ("kinds", "headline_metric", "configs")  # what every registered attack declares on its class
 
 
 def undeclared_facts(cls: type[Attack]) -> list[str]:

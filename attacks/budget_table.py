@@ -1,7 +1,8 @@
 """An attack's budget table: the budget it runs at on each measured setting, and the measurement behind it.
 
-Every registered attack declares ``budget_table`` on its class (a fact, :data:`attacks.base.FACTS`):
-one :class:`MeasuredBudget` per (profile, dataset, victim, cut) where its convergence was measured
+An attack declares ``budget_table`` on its class (empty on :class:`attacks.base.Attack`, as for a
+submitted attack nobody has measured yet): one :class:`MeasuredBudget` per (profile, dataset, victim,
+cut) where its convergence was measured
 seed by seed (:mod:`bench.report.convergence`), each citing the results folder and the gains seen.
 A grid asks for it with the budget ``"measured"`` (:data:`MEASURED`; ``--attack-budget measured`` or
 ``budget = "measured"`` in a grid file): :func:`measured_budget` resolves it per cell's setting. An
@@ -65,17 +66,14 @@ class NoMeasuredBudget(LookupError):
     """The attack's budget table has no entry for the setting asked."""
 
 
-def measured_budget(name: str, *, profile: str, dataset: str, victim: str, cut: str) -> float:
-    """The budget the registered attack ``name`` runs at on this setting: its table's entry, 1 for a
-    closed form.
+def measured_budget(attack: type, *, name: str, profile: str, dataset: str, victim: str, cut: str) -> float:
+    """The budget the attack class ``attack`` (registered as ``name``) runs at on this setting: its
+    table's entry, 1 for a closed form (no ``configs``).
 
     Raises:
         NoMeasuredBudget: an attack with something to scale and no entry for the setting (one line,
             naming the settings it has).
     """
-    from attacks import ATTACKS  # the registry imports torch: only when a budget is asked for
-
-    attack = ATTACKS.get(name)
     if not attack.configs:
         return 1.0
     for entry in attack.budget_table:

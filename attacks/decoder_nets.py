@@ -10,7 +10,6 @@ from torch import Tensor, nn
 from torch.nn import functional as F
 
 from attacks.base import PassiveAttack
-from attacks.budget_table import MeasuredBudget
 from bench.attack_knobs import BUDGET, PRECISION
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import current_device, seeded_permutation
@@ -220,7 +219,6 @@ class SupervisedDecoderAttack(PassiveAttack):
 
     knobs = (BUDGET, PRECISION)
     headline_metric = "ssim"
-    budget_table: tuple[MeasuredBudget, ...] = ()  # no convergence measured yet
     configs = DECODER_CONFIGS
 
     def __init__(self, *, precision: str = "float32", **kwargs) -> None:

@@ -20,7 +20,6 @@ import torch
 from torch import Tensor, nn
 
 from attacks.base import ATTACKS, AttackOutput, MissingCapabilityError, PassiveAttack, scale_counts
-from attacks.budget_table import MeasuredBudget
 from attacks.view import AttackerView, Capability
 from bench.run.device import forked_rng, seeded_permutation
 
@@ -125,7 +124,6 @@ class HarReconstruction(PassiveAttack):
     requires = frozenset({Capability.AUX_QUERIES})
     kinds = ("tabular",)
     headline_metric = "median_r2"
-    budget_table: tuple[MeasuredBudget, ...] = ()  # no convergence measured yet
     configs = CONFIGS
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:
@@ -242,7 +240,6 @@ class HarReidentification(PassiveAttack):
     requires = frozenset({Capability.MEMBER_INPUTS})
     kinds = ("tabular",)
     headline_metric = "reid_accuracy"
-    budget_table: tuple[MeasuredBudget, ...] = ()  # no convergence measured yet
     configs = CONFIGS
 
     def __init__(self, *, view: AttackerView, profile: str, seed: int = 0, budget: float = 1.0) -> None:

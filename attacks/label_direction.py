@@ -9,7 +9,6 @@ from torch import Tensor
 from torch.nn import functional as F
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack
-from attacks.budget_table import MeasuredBudget
 from attacks.labelled_aux import aux_tail_gradients, per_class_pick, target_tail_gradients
 from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET
@@ -71,7 +70,6 @@ class DirectionScoring(PassiveAttack):
     requires = frozenset({Capability.TAIL_GRADIENTS, Capability.AUX_DATA, Capability.AUX_QUERIES})
     kinds = ("image", "tabular")
     headline_metric = LABEL_AUC
-    budget_table: ClassVar[tuple[MeasuredBudget, ...]] = ()  # a closed form: nothing to scale
     configs: ClassVar[Mapping[str, object]] = {}  # a closed-form score: nothing to size or tune
     knobs = (BUDGET, REFERENCES)
 

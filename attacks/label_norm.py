@@ -8,7 +8,6 @@ import torch
 from torch import Tensor
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack
-from attacks.budget_table import MeasuredBudget
 from attacks.labelled_aux import aux_tail_gradients, target_tail_gradients
 from attacks.view import Capability
 from bench.metrics.labels import LABEL_AUC
@@ -68,7 +67,6 @@ class NormScoring(PassiveAttack):
     requires = frozenset({Capability.TAIL_GRADIENTS, Capability.AUX_DATA, Capability.AUX_QUERIES})
     kinds = ("image", "tabular")
     headline_metric = LABEL_AUC
-    budget_table: ClassVar[tuple[MeasuredBudget, ...]] = ()  # a closed form: nothing to scale
     configs: ClassVar[Mapping[str, object]] = {}  # a closed-form score: nothing to size or tune
 
     def run(self) -> AttackOutput:

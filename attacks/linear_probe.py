@@ -7,7 +7,6 @@ from typing import ClassVar
 import torch
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack
-from attacks.budget_table import MeasuredBudget
 from attacks.view import Capability
 
 # The ridge penalties the probe chooses among, on standardised payload values, by efficient
@@ -44,7 +43,6 @@ class LinearProbe(PassiveAttack):
     requires = frozenset({Capability.AUX_QUERIES})
     kinds = ("image",)
     headline_metric = "ssim"
-    budget_table: ClassVar[tuple[MeasuredBudget, ...]] = ()  # a closed form: nothing to scale
     configs: ClassVar[Mapping[str, object]] = {}  # a closed form: nothing to size, train or scale
 
     def run(self) -> AttackOutput:

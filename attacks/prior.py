@@ -7,7 +7,6 @@ from typing import ClassVar
 import torch
 
 from attacks.base import ATTACKS, AttackOutput, PassiveAttack, Scoring
-from attacks.budget_table import MeasuredBudget
 from attacks.view import Capability
 
 
@@ -30,7 +29,6 @@ class MeanImagePrior(PassiveAttack):
     requires = frozenset({Capability.AUX_DATA})
     kinds = ("image",)
     headline_metric = "ssim"
-    budget_table: ClassVar[tuple[MeasuredBudget, ...]] = ()  # a closed form: nothing to scale
     configs: ClassVar[Mapping[str, object]] = {}  # the mean aux image: nothing to size or tune, so no profile sets anything
     scorings = (Scoring.AS_RETURNED, Scoring.BLACK, Scoring.GREY)
 

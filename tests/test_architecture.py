@@ -98,8 +98,9 @@ def test_attacks_do_not_import_each_other_for_the_server_lift():
     graph = import_graph()
     shared = {"attacks", "attacks.base", "attacks.view"}
     # an attack's own networks, configurations, checks and collapse rules; shared estimators (MK-MMD, the payloads' running
-    # moments), the buffer of observed payloads and the label attacks' choice of labelled aux samples
-    helpers = ("_nets", "_config", "_diagnostics", "_collapse", "mmd", "payload_moments", "observed_payloads", "labelled_aux")
+    # moments), the buffer of observed payloads, the label attacks' choice of labelled aux samples and the budget table's entry
+    helpers = ("_nets", "_config", "_diagnostics", "_collapse", "mmd", "payload_moments", "observed_payloads", "labelled_aux",
+               "budget_table")
     for name, targets in graph.items():
         if name.startswith("attacks.") and name not in shared and not name.endswith("_nets"):
             attack_modules = {t for t in targets if t.startswith("attacks.") and t not in shared}

@@ -93,10 +93,12 @@ def _measured_budgets(spec: GridSpec, attack: str, *, dataset: str, victim: str,
     budgets = spec.knobs.get(BUDGET.name, ())
     if attack == "none" or MEASURED not in budgets:
         return spec.knobs
+    from attacks import ATTACKS
     from attacks.budget_table import NoMeasuredBudget, measured_budget
 
     try:
-        measured = measured_budget(attack, profile=spec.profile, dataset=dataset, victim=victim, cut=cut)
+        measured = measured_budget(_get(ATTACKS, attack), name=attack, profile=spec.profile, dataset=dataset,
+                                   victim=victim, cut=cut)
     except NoMeasuredBudget as err:
         raise GridError(str(err)) from None
     return {**spec.knobs, BUDGET.name: tuple(measured if b == MEASURED else b for b in budgets)}

@@ -32,10 +32,14 @@ def test_every_entry_cites_a_results_folder_that_is_committed(name):
         assert folders and all((REPO / "results" / f).is_dir() for f in folders), (name, entry.evidence)
 
 
+def budget_of(name: str, **setting) -> float:
+    return measured_budget(ATTACKS.get(name), name=name, **setting)
+
+
 def test_a_setting_resolves_to_its_entry_a_closed_form_to_one():
-    assert measured_budget("sdar", profile="cpu", dataset="mnist", victim="mnistnet", cut="split-2") == 16
-    assert measured_budget("fora", profile="cpu", dataset="cifar10-jpeg", victim="mobilenet", cut="l2") == 1
-    assert measured_budget("linear-probe", profile="paper", dataset="gtsrb", victim="simplecnn", cut="l2h") == 1
+    assert budget_of("sdar", profile="cpu", dataset="mnist", victim="mnistnet", cut="split-2") == 16
+    assert budget_of("fora", profile="cpu", dataset="cifar10-jpeg", victim="mobilenet", cut="l2") == 1
+    assert budget_of("linear-probe", profile="paper", dataset="gtsrb", victim="simplecnn", cut="l2h") == 1
     with pytest.raises(NoMeasuredBudget, match=r"attack 'unsplit' has no measured budget on cpu cifar10-jpeg "
                                                r"simplecnn/l2h \(its budget table has: cpu mnist mnistnet/split-2\)"):
-        measured_budget("unsplit", profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h")
+        budget_of("unsplit", profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h")
