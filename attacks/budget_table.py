@@ -4,7 +4,7 @@ An attack declares ``budget_table`` on its class (empty on :class:`attacks.base.
 submitted attack nobody has measured yet): one :class:`MeasuredBudget` per (profile, dataset, victim,
 cut) where its convergence was measured
 seed by seed (:mod:`bench.report.convergence`), each citing the results folder and the gains seen.
-A grid asks for it with the budget ``"measured"`` (:data:`MEASURED`; ``--attack-budget measured`` or
+A grid asks for it with the budget ``"measured"`` (:data:`bench.attack_knobs.MEASURED`; ``--attack-budget measured`` or
 ``budget = "measured"`` in a grid file): :func:`measured_budget` resolves it per cell's setting. An
 attack with nothing to scale (a closed form: no ``configs``) runs at 1 everywhere; an attack with no
 entry for a setting is refused with one line, since no measurement says how long it must run there.
@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bench.attack_knobs import MEASURED  # noqa: F401  (re-exported: the budget value that asks for the table's)
 from bench.profiles import PROFILES
 from bench.report.verdicts import VERDICTS
 
@@ -55,11 +54,6 @@ class MeasuredBudget:
             raise ValueError(f"budget table: budget {self.budget} is outside (0, 1000]")
         if "results/" not in self.evidence:
             raise ValueError("budget table: the evidence must cite the results folder it was measured in")
-
-    def describe(self) -> str:
-        """``×16 on cpu mnist mnistnet/split-2 (unknown): <evidence>``."""
-        return (f"×{self.budget:g} on {self.profile} {self.dataset} {self.victim}/{self.cut} ({self.verdict}): "
-                f"{self.evidence}")
 
 
 class NoMeasuredBudget(LookupError):

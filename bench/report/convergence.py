@@ -29,7 +29,7 @@ import pandas as pd
 
 from bench.report.aggregate import at_default_settings, ok_rows
 from bench.report.labels import MINUS, privacy_direction
-from bench.report.verdicts import CONVERGED, NOT_CONVERGED, UNKNOWN, UNSTABLE, VERDICTS  # noqa: F401  (VERDICTS: re-exported)
+from bench.report.verdicts import CONVERGED, NOT_CONVERGED, UNKNOWN, UNSTABLE
 from bench.run.table import with_attack_facts
 
 SSIM_TOLERANCE = 0.02
@@ -68,7 +68,7 @@ class Convergence:
         budget: the budget judged.
         larger: the budget it was compared with.
         metric: the headline metric compared.
-        verdict: one of :data:`VERDICTS`.
+        verdict: one of :data:`bench.report.verdicts.VERDICTS`.
         seeds: the gain of every seed stored at both budgets, by seed.
         unpaired: seeds stored at ``budget`` whose victim has no value at ``larger``.
     """

@@ -64,6 +64,11 @@ class StoredRecord:
     integrity: str
 
 
+def _kept_record(path: Path) -> CellRecord:
+    """The record kept at ``path`` under ``recovered/``, parsed (raises what reading and parsing raise)."""
+    return CellRecord.from_json(json.loads(path.read_bytes()))
+
+
 class ResultStore:
     """Per-cell records under ``root/cells`` and the collected table.
 
@@ -130,7 +135,7 @@ class ResultStore:
         """The successful record of ``cell`` kept under ``recovered/`` (which the next run moves into
         ``cells/``: :meth:`recover`), read without moving anything; None if there is none or it does not read."""
         try:
-            record = CellRecord.from_json(json.loads((self.recovery_dir / f"{cell.id}.json").read_bytes()))
+            record = _kept_record(self.recovery_dir / f"{cell.id}.json")
         except (OSError, ValueError, InvalidRecordError, RecursionError):
             return None
         return record if record.status == OK else None
@@ -180,7 +185,7 @@ class ResultStore:
         moved = 0
         for path in kept:
             try:
-                CellRecord.from_json(json.loads(path.read_bytes()))
+                _kept_record(path)
             except (ValueError, InvalidRecordError, RecursionError) as err:
                 warn(f"kept record {path} is unreadable ({err}); left where it is, its cell counts as not stored")
                 continue

@@ -141,7 +141,7 @@ def test_convergence_is_judged_on_the_seeds_stored_at_both_budgets(grid, smoke_e
 
 
 def test_the_verdicts_the_schema_allows_are_the_rules():
-    from bench.report.convergence import VERDICTS
+    from bench.report.verdicts import VERDICTS
 
     item = entry_schema()["properties"]["attacks"]["items"]["properties"]["convergence"]
     assert tuple(item["properties"]["verdict"]["enum"]) == VERDICTS
