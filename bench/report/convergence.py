@@ -157,7 +157,7 @@ def judge_cells(rows: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:
     # Without a recorded victim key, (configuration, seed) names the victim.
     victims = rows["victim_key"].fillna("").astype(str) if "victim_key" in rows else ""
     rows = rows.assign(_budget=1.0 if budgets is None else budgets.fillna(1.0), _seed=rows["seed"].astype(int),
-                       _victim=victims)
+                       _victim=victims)[[*by, "headline_metric", "_budget", "_seed", "_victim", "value"]]
     out = []
     for key, cells in rows.groupby(by, dropna=False, sort=True):
         metric = str(cells["headline_metric"].iloc[0])

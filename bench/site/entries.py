@@ -79,7 +79,8 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     knobs = {k: v for k, v in config.items() if k not in BASE_FIELDS and v is not None}
     victim = views.victim.get(key, {})
     items = sorted(views.attacks.get(key, {}).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))
-    attacks = [_attack(config, attack, settings_key, metrics, views, cells) for (attack, settings_key), metrics in items]
+    narrow = cells[[c for c in ("cell_id", "attack", "threat_model", *views.attack_fields) if c in cells.columns]]
+    attacks = [_attack(config, attack, settings_key, metrics, views, narrow) for (attack, settings_key), metrics in items]
     read = [c for c in ("cell_id", "attack", "seed", "status", "code_version") if c in cells.columns]  # what _record reads
     cell_rows = cells.sort_values(["attack", "seed", "cell_id"])[read].to_dict("records")
     failed = sorted(r["cell_id"] for r in cell_rows if r["status"] == FAILED)
@@ -150,7 +151,8 @@ def _record(row: Mapping, file: RecordFile) -> dict:
 
 
 def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews, cells: pd.DataFrame) -> dict:
-    """One attack configuration of an entry; ``cells``: the entry's own rows of ``views.cells``."""
+    """One attack configuration of an entry; ``cells``: the entry's own rows of ``views.cells`` (the
+    columns read here: filtering the whole wide table was most of the time of building the entries)."""
     key = key_of(config, views.fields)
     settings = views.settings(settings_key)
     headline = views.headlines.get(attack, "")  # none recorded: an unregistered attack's older rows
@@ -159,8 +161,7 @@ def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views
     verdict = views.convergence.get((key, attack, key_of(others, views.other_settings), budget),
                                     Convergence(budget, budget * BUDGET_FACTOR, headline, UNKNOWN))
     mine = cells[cells["attack"] == attack]
-    read = mine[[f for f in views.attack_fields if f in mine.columns]]  # the key's columns only: the table is wide
-    mine = mine[[key_of(r, views.attack_fields) == settings_key for r in read.to_dict("records")]]
+    mine = mine[[key_of(r, views.attack_fields) == settings_key for r in mine.to_dict("records")]]
     return {
         "attack": attack, "settings": settings,
         "threat_model": plain(mine["threat_model"].dropna().iloc[0]) if mine["threat_model"].notna().any() else None,

@@ -40,16 +40,3 @@ def stat(row: Mapping | None) -> dict:
 def key_of(row: Mapping, fields: Iterable[str]) -> tuple:
     """The values of ``fields`` in ``row`` as a hashable key (missing and NaN as None)."""
     return tuple(plain(row.get(f)) for f in fields)
-
-
-def numeric_factors(table: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
-    """``table`` with each of ``fields`` whose set values are all numbers as floats (as
-    :func:`bench.report.aggregate.ok_rows` converts them), so keys from any view of it compare equal."""
-    out = table.copy()
-    for column in fields:
-        if column not in out:
-            continue
-        numbers = pd.to_numeric(out[column], errors="coerce")
-        if numbers.notna().sum() == out[column].notna().sum():
-            out[column] = numbers.astype(float)
-    return out

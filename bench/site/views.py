@@ -13,14 +13,14 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bench.leakage.names import MEASURES
-from bench.report.aggregate import aggregate, config_fields, diverged_cells, ok_rows, victim_fields, victim_view
+from bench.report.aggregate import aggregate, config_fields, diverged_cells, numeric_factors, ok_rows, victim_fields, victim_view
 from bench.report.convergence import judge_cells
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
 from bench.report.label_table import CHANCE
 from bench.report.labels import privacy_direction
 from bench.report.worst_case import IMAGE, TABULAR, worst_case
 from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
-from bench.site.values import key_of, numeric_factors
+from bench.site.values import key_of
 from bench.site.worst import seed_worst_rows
 
 VICTIM_STATS = ("accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity",

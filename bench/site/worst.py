@@ -73,10 +73,9 @@ def _seeds_stored(table: pd.DataFrame, kind: str, fields: list[str]) -> dict[tup
         return {}
     rows = rows.assign(_diverged=rows["cell_id"].isin(diverged_cells(table)))
     per_seed = rows.groupby([*fields, "metric", "seed"], dropna=False)["_diverged"].all().reset_index()
-    out = {}
-    for (*config, metric), group in per_seed.groupby([*fields, "metric"], dropna=False):
-        out[(key_of(dict(zip(fields, config)), fields), metric)] = (len(group), int(group["_diverged"].sum()))
-    return out
+    counts = per_seed.groupby([*fields, "metric"], dropna=False)["_diverged"].agg(["size", "sum"])
+    return {(key_of(dict(zip(fields, config)), fields), metric): (int(size), int(dropped))
+            for (*config, metric), size, dropped in zip(counts.index, counts["size"], counts["sum"])}
 
 
 def seeds_json(item: dict, settings) -> list[dict]:

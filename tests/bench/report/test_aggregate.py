@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bench.report.aggregate import aggregate, pareto_mask, select_profile, t_halfwidth, victim_view
+from bench.report.aggregate import aggregate, numeric_factors, pareto_mask, select_profile, t_halfwidth, victim_view
 from tests.bench.report import synthetic
 
 
@@ -273,3 +273,27 @@ def test_claims_at_another_budget_keep_the_utility_of_victims_stored_only_in_att
                               if v.claim.id.startswith("utility")]
     assert any(status == "held" for _, status, _ in utility(1.0))
     assert utility(4.0) == utility(1.0)
+
+
+def row_by_row_numeric_factors(table: pd.DataFrame, fields) -> pd.DataFrame:
+    """The slow oracle: every row of a column parsed, the column converted where every set value parsed."""
+    out = table.copy()
+    for column in fields:
+        numbers = pd.to_numeric(out[column], errors="coerce")
+        if numbers.notna().sum() == out[column].notna().sum():
+            out[column] = numbers.astype(float)
+    return out
+
+
+def test_numeric_factors_parse_each_distinct_value_as_every_row_would_be():
+    table = pd.DataFrame({
+        "cr": pd.Series([8, "8", None, 16.0, np.nan], dtype=object),  # numbers and numeric text, some unset
+        "defense": ["raw", "topk", None, "raw", "raw"],  # text: left alone
+        "sigma": pd.Series(["0.5", "x", "0.5", None, None], dtype=object),  # one value that is no number
+        "unset": pd.Series([None] * 5, dtype=object),  # nothing set: all NaN, as floats
+        "clients": [1, 1, 2, 2, 1],
+    })
+    fields = list(table.columns)
+    fast, slow = numeric_factors(table, fields), row_by_row_numeric_factors(table, fields)
+    pd.testing.assert_frame_equal(fast, slow)
+    assert fast["cr"].tolist()[:2] == [8.0, 8.0] and fast["sigma"].tolist()[0] == "0.5" and fast["unset"].dtype == float
