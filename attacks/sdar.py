@@ -153,9 +153,10 @@ class SDAR(CotrainAttack):
                        evidence="results/issue39-sdar-fresh over results/issue39-sdar: raw, x4 -> x16 gains +0.038, +0.031, "
                                 "+0.028 SSIM on seeds 0-2 (x4 not converged; x1 -> x4 +0.198, +0.155, +0.172); x64 not run"),
         MeasuredBudget(profile="cpu", dataset="cifar10-jpeg", victim="simplecnn", cut="l2h", budget=16, verdict="unknown",
-                       evidence="raw, x4 -> x16 gains +0.114 SSIM on seed 0 (0.449 in results/issue39-sdar -> 0.563 in "
-                                "results/issue39-sdar-cifar; seed 1 at x16: 0.571; before fresh draws, "
-                                "results/issue13-cifar10-jpeg: +0.066, +0.080 on seeds 0-1); x64 not run"),
+                       evidence="results/issue39-sdar-cifar: raw, x4 -> x16 gains +0.114 and +0.075 SSIM on seeds 0-1 "
+                                "(0.449 -> 0.563, 0.496 -> 0.571) and falls on seed 2 (-0.046 -> -0.146, both under the "
+                                "floor 0.130: SDAR fails on that victim, which the reference decoder inverts at 0.795); "
+                                "x64 not run"),
     )
     configs = CONFIGS
 
