@@ -3,7 +3,9 @@
 Reads stored SDAR cells only (no training). For every stored cell of one dataset with SDAR's
 diagnostics it takes three signals the server has without the targets' inputs: the MK-MMD of its
 reconstructions of the observed payloads against its aux images, and of the observed payloads against
-its simulator's maps, each over its floor (``sdar_image_mmd_floor``, ``sdar_payload_mmd_floor``), and
+its simulator's maps, each as its excess over its floor (``sdar_image_mmd_floor``,
+``sdar_payload_mmd_floor``: the same estimate between two halves of one sample; the estimator is
+unbiased, so a floor can sit at or under 0 and a ratio to it would mean nothing), and
 the payload critic's loss over the last window. It prints each one's Spearman correlation with SSIM
 (over all defenses, then raw only) and the raw cells sorted by the image signal. Cells stored in more
 than one folder count once (by cell id, the first folder given wins).
@@ -21,8 +23,8 @@ from scipy import stats
 
 from bench.cli.report import load_results
 
-SIGNALS = {"image MK-MMD / floor": ("sdar_image_mmd", "sdar_image_mmd_floor"),
-           "payload MK-MMD / floor": ("sdar_payload_mmd", "sdar_payload_mmd_floor"),
+SIGNALS = {"image MK-MMD - floor": ("sdar_image_mmd", "sdar_image_mmd_floor"),
+           "payload MK-MMD - floor": ("sdar_payload_mmd", "sdar_payload_mmd_floor"),
            "critic loss, last window": ("sdar_e_dis_loss_window", None)}
 
 
@@ -37,7 +39,7 @@ def sdar_cells(folders: list[Path], dataset: str) -> pd.DataFrame:
     needed = ["ssim", *{c for pair in SIGNALS.values() for c in pair if c}]
     cells = cells.dropna(subset=[c for c in needed if c in cells])
     for name, (value, floor) in SIGNALS.items():
-        cells[name] = cells[value] / cells[floor] if floor else cells[value]
+        cells[name] = cells[value] - cells[floor] if floor else cells[value]
     return cells
 
 
@@ -52,7 +54,7 @@ def main() -> None:
         every, only_raw = stats.spearmanr(cells[name], cells["ssim"]), stats.spearmanr(raw[name], raw["ssim"])
         print(f"{name}: Spearman with SSIM {every.statistic:+.2f} (p {every.pvalue:.1g}, n {len(cells)}); "
               f"raw only {only_raw.statistic:+.2f} (p {only_raw.pvalue:.1g}, n {len(raw)})")
-    shown = raw.sort_values("image MK-MMD / floor")[["seed", "attack_budget", "ssim", *SIGNALS]]
+    shown = raw.sort_values("image MK-MMD - floor")[["seed", "attack_budget", "ssim", *SIGNALS]]
     print(shown.round(3).to_string())
 
 
