@@ -124,7 +124,7 @@ def numeric_factors(table: pd.DataFrame, fields: Iterable[str]) -> pd.DataFrame:
         codes, uniques = pd.factorize(out[column], use_na_sentinel=True)
         numbers = pd.to_numeric(pd.Series(uniques, dtype=object), errors="coerce").to_numpy(dtype=float)
         if not np.isnan(numbers).any():  # a numeric factor, maybe unset
-            out[column] = np.where(codes >= 0, numbers[np.maximum(codes, 0)] if len(numbers) else np.nan, np.nan)
+            out[column] = np.append(numbers, np.nan)[codes]  # code -1 (unset) takes the appended NaN
     return out
 
 

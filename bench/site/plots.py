@@ -34,7 +34,9 @@ LABEL_POINTS = 7.0  # font size of the point labels beside a Pareto panel
 PANEL_COLUMNS = 4  # convergence panels per row
 PANEL_INCHES = (2.75, 2.05)  # a convergence panel with its share of the gaps (width, height)
 GAP_INCHES = (0.4, 0.65)  # between convergence panels: y tick labels; x tick labels and a 3-line title
-MARGIN_INCHES = (0.75, 1.45)  # around them: the figure's labels, and its title above the top panels' titles
+# Around them: the figure's axis labels, and at the top its title above the top panels' titles.
+MARGIN_INCHES = {"left": 0.6, "right": 0.15, "bottom": 0.55, "top": 0.9}
+TITLE_INCHES = 0.15  # the figure's title below the top edge
 
 
 def _save(fig: plt.Figure, path: Path) -> Path:
@@ -220,10 +222,13 @@ def convergence_plot(entries: list[dict], *, attack: str, metric: str, path: Pat
     rows = math.ceil(len(series) / columns)
     # Fixed margins, and limits and ticks set on every panel rather than shared: constrained layout and
     # matplotlib's shared axes cost time that grows with the panels (20 s for 80 of them).
-    width, height = PANEL_INCHES[0] * columns + MARGIN_INCHES[0], PANEL_INCHES[1] * rows + MARGIN_INCHES[1]
+    margin = MARGIN_INCHES
+    width = PANEL_INCHES[0] * columns + margin["left"] + margin["right"]
+    height = PANEL_INCHES[1] * rows + margin["bottom"] + margin["top"]
     axis_width, axis_height = PANEL_INCHES[0] - GAP_INCHES[0], PANEL_INCHES[1] - GAP_INCHES[1]
     fig, axes = plt.subplots(rows, columns, figsize=(width, height), squeeze=False, gridspec_kw={
-        "left": 0.6 / width, "right": 1 - 0.15 / width, "bottom": 0.55 / height, "top": 1 - 0.9 / height,
+        "left": margin["left"] / width, "right": 1 - margin["right"] / width,
+        "bottom": margin["bottom"] / height, "top": 1 - margin["top"] / height,
         "wspace": GAP_INCHES[0] / axis_width, "hspace": GAP_INCHES[1] / axis_height})
     every = [p for _, points in series for p in points]
     means, cis = np.array([m for _, m, _ in every], float), np.array([c for _, _, c in every], float)
@@ -248,5 +253,5 @@ def convergence_plot(entries: list[dict], *, attack: str, metric: str, path: Pat
         axes[index // columns][index % columns].set_visible(False)
     fig.supxlabel("attack budget (× the profile's; the grey line is ×1)", fontsize=8)
     fig.supylabel(f"{metric_label(metric)} (mean ± 95% CI)", fontsize=8)
-    fig.suptitle(f"{attack}: {metric} against budget, one panel per configuration", fontsize=9, y=1 - 0.15 / height, va="top")
+    fig.suptitle(f"{attack}: {metric} against budget, one panel per configuration", fontsize=9, y=1 - TITLE_INCHES / height, va="top")
     return _save(fig, path)
