@@ -39,9 +39,10 @@ MARGIN_INCHES = {"left": 0.6, "right": 0.15, "bottom": 0.55, "top": 0.9}
 TITLE_INCHES = 0.15  # the figure's title below the top edge
 
 
-def _save(fig: plt.Figure, path: Path) -> Path:
+def _save(fig: plt.Figure, path: Path, *, crop: bool = True) -> Path:
+    """Write ``fig`` as a PNG, cropped to what it draws (``crop``: a second layout pass) or whole."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=DPI, bbox_inches="tight")
+    fig.savefig(path, dpi=DPI, bbox_inches="tight" if crop else None)
     plt.close(fig)
     return path
 
@@ -254,4 +255,4 @@ def convergence_plot(entries: list[dict], *, attack: str, metric: str, path: Pat
     fig.supxlabel("attack budget (× the profile's; the grey line is ×1)", fontsize=8)
     fig.supylabel(f"{metric_label(metric)} (mean ± 95% CI)", fontsize=8)
     fig.suptitle(f"{attack}: {metric} against budget, one panel per configuration", fontsize=9, y=1 - TITLE_INCHES / height, va="top")
-    return _save(fig, path)
+    return _save(fig, path, crop=False)  # its margins hold every label already: cropping would only lay it out twice

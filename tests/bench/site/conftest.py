@@ -7,13 +7,19 @@ convergence verdict is known. Tests that change files work on copies.
 from __future__ import annotations
 
 import shutil
+import subprocess
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from bench.cli import main
+from bench.cli.report import load_results
+from bench.site.build import build_site
+from bench.site.records import combine_tables
 from tests.bench.site.cdp import Browser, CDPError, find_browser
 
+REPO = Path(__file__).resolve().parents[3]
 SMOKE = ["--dataset", "digits", "--profile", "smoke", "--quiet", "--no-download"]
 BROWSER = find_browser()
 # The browser tests' module mark: skipped, with the reason, where no Chromium-like browser is installed.
@@ -43,6 +49,27 @@ def site(grid, tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("site") / "site"
     bench(["site", "--results", str(grid), "--out", str(out)])
     return out
+
+
+@dataclass(frozen=True)
+class CommittedSite:
+    """The site of every results folder git tracks (as ``bench site`` builds it) and its entries."""
+
+    folder: Path
+    entries: list[dict]
+
+
+@pytest.fixture(scope="session")
+def committed_site(tmp_path_factory) -> CommittedSite:
+    """Built once (about 25 CPU-s) for the modules that read it, which share the xdist group
+    ``committed-site`` so that one worker builds it."""
+    tracked = subprocess.run(["git", "ls-files", "results/*/results.parquet"], cwd=REPO, capture_output=True, text=True,
+                             check=True).stdout.split()
+    if not tracked:
+        pytest.skip("no committed results folders (not a git checkout)")
+    table, sources = combine_tables([(str(REPO / Path(p).parent), load_results(REPO / Path(p).parent)) for p in tracked])
+    out = tmp_path_factory.mktemp("committed-site") / "site"
+    return CommittedSite(out, build_site(table=table, sources=sources, out=out))
 
 
 @pytest.fixture(scope="module")

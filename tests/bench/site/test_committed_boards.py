@@ -1,34 +1,24 @@
 """The leaderboard of every committed results folder (issue 40): rows told apart, ranked among rows
 that send the same bytes, worst cases counted over the seeds they use, and flagged where they say
-little. Built from the folders git tracks, as ``bench site`` builds its index (about 20 s)."""
+little. Read from the site of the folders git tracks (the ``committed_site`` fixture, shared with the
+browser tests)."""
 from __future__ import annotations
 
 import math
-import subprocess
-from pathlib import Path
 
 import pytest
 
-from bench.cli.report import load_results
-from bench.site.entries import build_entries
 from bench.site.pages import SINGLE_SEED, boards
 from bench.site.ranking import group_of
-from bench.site.records import combine_tables, record_files
 from bench.site.row_labels import SETTING_FIELDS, board_key, duplicate_labels
 
-REPO = Path(__file__).resolve().parents[3]
-# One xdist group: the module's entries of every committed folder are built on one worker, not on each.
-pytestmark = pytest.mark.xdist_group("committed-boards")
+# The committed site's xdist group: it is built once, on the worker that runs these and the browser tests.
+pytestmark = pytest.mark.xdist_group("committed-site")
 
 
 @pytest.fixture(scope="module")
-def committed() -> list[dict]:
-    tracked = subprocess.run(["git", "ls-files", "results/*/results.parquet"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.split()
-    if not tracked:
-        pytest.skip("no committed results folders (not a git checkout)")
-    table, sources = combine_tables([(str(REPO / Path(p).parent), load_results(REPO / Path(p).parent)) for p in tracked])
-    return build_entries(table, records=record_files(sources))
+def committed(committed_site) -> list[dict]:
+    return committed_site.entries
 
 
 @pytest.fixture(scope="module")

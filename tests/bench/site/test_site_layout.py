@@ -3,25 +3,25 @@ and a phone's (390 px, mobile emulation): no page scrolls sideways (a wide board
 box, its Defense column pinned), no two rows of a rendered board share a label, and a click on a row's
 entry link opens a page that shows the ``bench run`` command that remakes it.
 
-Built with ``bench site`` from the folders git tracks (about 30 s). Screenshots of the index and of the
-defense page with the widest board, at both widths, go to the test's tmp folder (printed; ``pytest -s``).
+Built from the folders git tracks as ``bench site`` builds it (the ``committed_site`` fixture, about 25
+CPU-s). Screenshots of the index and of the defense page with the widest board, at both widths, go to
+the test's tmp folder (printed; ``pytest -s``).
 Skipped, with the reason, where no Chromium-like browser is installed (Debian: ``apt-get install
 chromium``; ``$CHROMIUM`` names another binary) or where no results folder is committed.
 """
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from tests.bench.site.cdp import Browser
-from tests.bench.site.conftest import NEEDS_BROWSER, bench
+from tests.bench.site.conftest import NEEDS_BROWSER
 
-# One xdist group: the module's committed site (about 45 CPU-s) and browser are built on one worker, not on each.
+# The committed site's xdist group: the site (the ``committed_site`` fixture, shared with the boards tests) and
+# the browser are built on one worker, not on each.
 pytestmark = [NEEDS_BROWSER, pytest.mark.xdist_group("committed-site")]
-REPO = Path(__file__).resolve().parents[3]
 WIDTHS = (1400, 390)
 
 PAGE_WIDTH = "({scroll: document.documentElement.scrollWidth, inner: window.innerWidth})"
@@ -30,14 +30,8 @@ BOARD_WIDTHS = """Array.from(document.querySelectorAll('table.sortable[id^="boar
 
 
 @pytest.fixture(scope="module")
-def committed_site(tmp_path_factory) -> Path:
-    tracked = subprocess.run(["git", "ls-files", "results/*/results.parquet"], cwd=REPO, capture_output=True, text=True,
-                             check=True).stdout.split()
-    if not tracked:
-        pytest.skip("no committed results folders (not a git checkout)")
-    out = tmp_path_factory.mktemp("committed-site") / "site"
-    bench(["site", *[a for p in tracked for a in ("--results", str(REPO / Path(p).parent))], "--out", str(out)])
-    return out
+def committed_pages(committed_site) -> Path:
+    return committed_site.folder
 
 
 @pytest.fixture(scope="module")
@@ -76,40 +70,40 @@ def widest_board(browser: Browser, site: Path) -> str:
     return browser.evaluate(BOARD_WIDTHS)[0][0].removeprefix("board-")
 
 
-def test_no_page_scrolls_sideways_at_desktop_and_phone_widths(browser, committed_site, shots):
+def test_no_page_scrolls_sideways_at_desktop_and_phone_widths(browser, committed_pages, shots):
     """The index, every defense and attack page and each board's first entry page."""
-    widest = widest_board(browser, committed_site)
-    defense_pages = sorted((committed_site / "defenses").glob("*.html"))
-    attack_pages = sorted((committed_site / "attacks").glob("*.html"))
+    widest = widest_board(browser, committed_pages)
+    defense_pages = sorted((committed_pages / "defenses").glob("*.html"))
+    attack_pages = sorted((committed_pages / "attacks").glob("*.html"))
     assert defense_pages and attack_pages
     # the defense page that holds the widest board: the first defense on it
-    show(browser, committed_site / "index.html")
+    show(browser, committed_pages / "index.html")
     first_defense = browser.evaluate(f"""document.querySelector('#board-{widest} td[data-key="defense"] a')?.getAttribute('href')
         || document.querySelector('#board-{widest} td[data-key="defense"]').textContent""")
     # each board's first row's page, where rows link to pages (the Entry column)
-    entry_pages = [committed_site / href for href in browser.evaluate("""Array.from(document.querySelectorAll(
+    entry_pages = [committed_pages / href for href in browser.evaluate("""Array.from(document.querySelectorAll(
         'table.sortable[id^="board-"] tbody tr:first-child td[data-key="entry"] a')).map(a => a.getAttribute('href'))
         .filter(h => h.split('#')[0].endsWith('.html')).map(h => h.split('#')[0])""")]
     for width in WIDTHS:
         at_width(browser, width)
-        for page in [committed_site / "index.html", *defense_pages, *attack_pages, *entry_pages]:
+        for page in [committed_pages / "index.html", *defense_pages, *attack_pages, *entry_pages]:
             show(browser, page)
-            assert_no_sideways_scroll(browser, width, str(page.relative_to(committed_site)))
+            assert_no_sideways_scroll(browser, width, str(page.relative_to(committed_pages)))
             assert browser.errors() == [], page
-        show(browser, committed_site / "index.html")
+        show(browser, committed_pages / "index.html")
         browser.screenshot(shots / f"index-{width}.png")
         browser.evaluate(f"document.getElementById('{widest}').scrollIntoView()")
         viewport_shot(browser, shots / f"index-widest-board-{width}.png")
         if first_defense and first_defense.endswith(".html"):
-            show(browser, committed_site / first_defense)
+            show(browser, committed_pages / first_defense)
             browser.screenshot(shots / f"defense-{Path(first_defense).stem}-{width}.png")
 
 
-def test_the_widest_board_scrolls_in_its_box_with_the_defense_column_pinned(browser, committed_site):
-    widest = widest_board(browser, committed_site)
+def test_the_widest_board_scrolls_in_its_box_with_the_defense_column_pinned(browser, committed_pages):
+    widest = widest_board(browser, committed_pages)
     for width in WIDTHS:
         at_width(browser, width)
-        show(browser, committed_site / "index.html")
+        show(browser, committed_pages / "index.html")
         box = browser.evaluate(f"""(() => {{ const table = document.getElementById('board-{widest}');
             const box = table.parentElement; box.scrollIntoView();
             const before = table.querySelector('tbody td[data-key="defense"]').getBoundingClientRect().left;
@@ -127,9 +121,9 @@ def test_the_widest_board_scrolls_in_its_box_with_the_defense_column_pinned(brow
             assert abs(box["after"] - box["frameLeft"]) <= 2, box
 
 
-def test_no_two_rows_of_a_rendered_board_share_a_label(browser, committed_site):
+def test_no_two_rows_of_a_rendered_board_share_a_label(browser, committed_pages):
     at_width(browser, WIDTHS[0])
-    show(browser, committed_site / "index.html")
+    show(browser, committed_pages / "index.html")
     labels = browser.evaluate("""Object.fromEntries(Array.from(document.querySelectorAll('table.sortable[id^="board-"]'))
         .map(t => [t.id, Array.from(t.querySelectorAll('tbody td[data-key="defense"]')).map(c => c.textContent.trim())]))""")
     assert len(labels) >= 5
@@ -138,9 +132,9 @@ def test_no_two_rows_of_a_rendered_board_share_a_label(browser, committed_site):
     assert all(rows and all(rows) for rows in labels.values())
 
 
-def test_a_click_on_a_rows_entry_link_shows_the_command_that_remakes_it(browser, committed_site, shots):
+def test_a_click_on_a_rows_entry_link_shows_the_command_that_remakes_it(browser, committed_pages, shots):
     at_width(browser, WIDTHS[1])
-    show(browser, committed_site / "index.html")
+    show(browser, committed_pages / "index.html")
     target = browser.evaluate("""(() => {
         const links = Array.from(document.querySelectorAll('table.sortable[id^="board-"] tbody td[data-key="entry"] a'));
         const link = links.find(a => a.getAttribute('href').includes('#reproduce'))
