@@ -10,6 +10,11 @@ the payload critic's loss over the last window. It prints each one's Spearman co
 (over all defenses, then raw only) and the raw cells sorted by the image signal. Cells stored in more
 than one folder count once (by cell id, the first folder given wins).
 
+Then, where one victim was attacked by more than one SDAR variant (the same defense, CR, seed, budget
+and victim accuracy, other ``moment_tie`` or ``lambda1_scale``), how much SSIM each way of choosing a
+variant gives up against the best one: the variant with the lowest image signal (what an attacker
+could pick), the tied one (``moment_tie`` 1) and SDAR as released (neither knob moved).
+
     python benchmarks/sdar_failure_signal.py --results results/issue39-sdar-cifar \\
         --results results/issue39-sdar --results results/issue13-cifar10-jpeg --dataset cifar10-jpeg
 """
@@ -34,13 +39,33 @@ def sdar_cells(folders: list[Path], dataset: str) -> pd.DataFrame:
     table = pd.concat(tables, ignore_index=True)
     table = table[(table["attack"] == "sdar") & (table["dataset"] == dataset) & (table["status"] == "ok")]
     wide = table.pivot_table(index="cell_id", columns="metric", values="value", aggfunc="first", sort=False)
-    config = table.drop_duplicates("cell_id").set_index("cell_id")[["defense", "seed", "attack_budget"]]
+    knobs = ["cr", "attack_moment_tie", "attack_lambda1_scale"]
+    config = table.drop_duplicates("cell_id").set_index("cell_id")[["defense", "seed", "attack_budget", *knobs]]
     cells = config.join(wide, how="inner")
-    needed = ["ssim", *{c for pair in SIGNALS.values() for c in pair if c}]
+    needed = ["ssim", "accuracy", *{c for pair in SIGNALS.values() for c in pair if c}]
     cells = cells.dropna(subset=[c for c in needed if c in cells])
     for name, (value, floor) in SIGNALS.items():
         cells[name] = cells[value] - cells[floor] if floor else cells[value]
     return cells
+
+
+VICTIM = ["defense", "cr", "seed", "attack_budget", "victim_accuracy"]
+CHOICES = {"lowest image signal": lambda g: g.loc[[g["image MK-MMD - floor"].idxmin()]],
+           "tied (moment_tie 1)": lambda g: g[g["attack_moment_tie"] == 1],
+           "as released": lambda g: g[(g["attack_moment_tie"] == 0) & (g["attack_lambda1_scale"] == 1)]}
+
+
+def variant_choices(cells: pd.DataFrame) -> pd.DataFrame:
+    """Per way of choosing among the SDAR variants stored on one victim (:data:`CHOICES`): over the
+    victims where it has a candidate, how often it chose the best and the SSIM it gave up (mean, max)."""
+    cells = cells.assign(victim_accuracy=cells["accuracy"].round(4))
+    victims = [g for _, g in cells.groupby(VICTIM, dropna=False) if len(g) > 1]
+    rows = []
+    for name, choose in CHOICES.items():
+        lost = [g["ssim"].max() - choose(g)["ssim"].mean() for g in victims if not choose(g).empty]
+        rows.append({"choice": name, "victims": len(lost), "best": sum(v == 0 for v in lost),
+                     "mean SSIM lost": sum(lost) / len(lost) if lost else None, "max SSIM lost": max(lost, default=None)})
+    return pd.DataFrame(rows).set_index("choice")
 
 
 def main() -> None:
@@ -56,6 +81,8 @@ def main() -> None:
               f"raw only {only_raw.statistic:+.2f} (p {only_raw.pvalue:.1g}, n {len(raw)})")
     shown = raw.sort_values("image MK-MMD - floor")[["seed", "attack_budget", "ssim", *SIGNALS]]
     print(shown.round(3).to_string())
+    print("\nChoosing among the SDAR variants stored on one victim:")
+    print(variant_choices(cells).round(3).to_string())
 
 
 if __name__ == "__main__":
