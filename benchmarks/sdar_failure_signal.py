@@ -62,7 +62,8 @@ def variant_choices(cells: pd.DataFrame) -> pd.DataFrame:
     victims = [g for _, g in cells.groupby(VICTIM, dropna=False) if len(g) > 1]
     rows = []
     for name, choose in CHOICES.items():
-        lost = [g["ssim"].max() - choose(g)["ssim"].mean() for g in victims if not choose(g).empty]
+        chosen = [(g, choose(g)) for g in victims]
+        lost = [g["ssim"].max() - pick["ssim"].mean() for g, pick in chosen if not pick.empty]
         rows.append({"choice": name, "victims": len(lost), "best": sum(v == 0 for v in lost),
                      "mean SSIM lost": sum(lost) / len(lost) if lost else None, "max SSIM lost": max(lost, default=None)})
     return pd.DataFrame(rows).set_index("choice")
