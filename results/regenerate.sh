@@ -10,12 +10,20 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 folders=("$@")
 [ ${#folders[@]} -gt 0 ] || folders=(results/*/)
-# Every results folder made by a grid file and keeping tables/ (the others keep only their cells and
-# tidy table): its tables, figures and claim list.
+# Every results folder made by a grid file and keeping tables/ or tables-measured/ (the others keep only
+# their cells and tidy table): its tables, figures and claim list.
 for dir in "${folders[@]}"; do
   dir=${dir%/}
   [ -f "$dir/grid.toml" ] || continue
-  [ -d "$dir/cells" ] && [ -d "$dir/tables" ] || continue
+  [ -d "$dir/cells" ] || continue
+  # A grid run at budget = "measured" (each attack at its budget table's budget): its tables and claims
+  # read each attack at that budget.
+  if [ -d "$dir/tables-measured" ]; then
+    for fmt in markdown csv; do bench report --results "$dir" --attack-budget measured --format $fmt --out "$dir/tables-measured"; done
+    bench report --results "$dir" --attack-budget measured --format latex --standalone --out "$dir/tables-measured"
+    bench verify --results "$dir" --attack-budget measured > "$dir/claims-measured.txt"
+  fi
+  [ -d "$dir/tables" ] || continue
   bench report --results "$dir" --format markdown --out "$dir/tables"
   bench report --results "$dir" --format latex --standalone --out "$dir/tables"
   bench report --results "$dir" --format csv --out "$dir/tables"

@@ -66,12 +66,33 @@ def _names(value: str | None, known: tuple[str, ...], option: str) -> list[str] 
     return [lookup[v.lower()] for v in items] or None
 
 
-def require_attack_cells_at(table: pd.DataFrame, budget: float, results: tuple) -> None:
+class AttackBudgetParam(click.ParamType):
+    """``--attack-budget``: a positive number, or ``measured`` (:mod:`bench.report.budgets`)."""
+
+    name = "BUDGET"
+
+    def convert(self, value, param, ctx):  # noqa: ANN001, ANN201 (click's signature)
+        from bench.report.budgets import parse_attack_budget
+
+        try:
+            return parse_attack_budget(value)
+        except ValueError as error:
+            self.fail(str(error), param, ctx)
+
+
+ATTACK_BUDGET = AttackBudgetParam()
+ATTACK_BUDGET_HELP = ("'measured': each attack at its budget table's budget for the cell's setting (what a grid "
+                      "with budget = \"measured\" ran; bench list shows them), each column's header naming it.")
+
+
+def require_attack_cells_at(table: pd.DataFrame, budget: float | str, results: tuple) -> None:
     """Refuse an ``--attack-budget`` other than 1 at which no attack cell of ``table`` was run."""
     from bench.report.aggregate import at_default_settings
+    from bench.report.budgets import describe
 
     if budget != 1.0 and at_default_settings(table[table["attack"] != "none"], budget=budget).empty:
-        raise click.BadParameter(f"no attack cell was run at budget {budget:g} in {', '.join(map(str, results))}",
+        at = describe(budget) if budget == "measured" else f"budget {budget:g}"
+        raise click.BadParameter(f"no attack cell was run at {at} in {', '.join(map(str, results))}",
                                  param_hint="--attack-budget")
 
 
@@ -100,10 +121,11 @@ def _no_data(table: pd.DataFrame, results: tuple[Path, ...]) -> str:
               help="A file (with a suffix) or a folder (one file per table); default: stdout.")
 @click.option("--profile", default=None, help="The profile to report when the results hold several.")
 @click.option("--standalone", is_flag=True, help="LaTeX: wrap each table in a minimal compilable document.")
-@click.option("--attack-budget", type=float, default=1.0, show_default=True,
-              help="The attack budget the attack columns show, e.g. 4 where the attacks converged at ×4.")
+@click.option("--attack-budget", type=ATTACK_BUDGET, default=1.0, show_default=True,
+              help="The attack budget the attack columns show, e.g. 4 where the attacks converged at ×4; "
+                   + ATTACK_BUDGET_HELP)
 def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out: Path | None, profile: str | None,
-                   standalone: bool, attack_budget: float) -> None:
+                   standalone: bool, attack_budget: float | str) -> None:
     """Regenerate the paper's tables from stored results: mean ± 95% CI over seeds, Δ vs Raw."""
     from bench.errors import storage_error
     from bench.report.render import RENDERERS, to_latex

@@ -7,6 +7,8 @@ from pathlib import Path
 
 import click
 
+from bench.cli.report import ATTACK_BUDGET, ATTACK_BUDGET_HELP
+
 DEFAULT_ENTRIES = "site/entries"  # where `bench site --out site` writes them
 
 
@@ -20,10 +22,11 @@ DEFAULT_ENTRIES = "site/entries"  # where `bench site --out site` writes them
 @click.option("--entries", "entries_dirs", multiple=True, type=click.Path(exists=True, file_okay=False),
               help=f"With --integrity: a folder of leaderboard entries, or a site holding entries/ (repeatable) "
                    f"[default: {DEFAULT_ENTRIES} where it exists].")
-@click.option("--attack-budget", type=float, default=1.0, show_default=True,
-              help="Read the attacks at this budget, e.g. 4 where they converged only at ×4 (not with --integrity).")
+@click.option("--attack-budget", type=ATTACK_BUDGET, default=1.0, show_default=True,
+              help="Read the attacks at this budget, e.g. 4 where they converged only at ×4 (not with --integrity); "
+                   + ATTACK_BUDGET_HELP)
 def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity: bool, entries_dirs: tuple[str, ...],
-                   attack_budget: float) -> None:
+                   attack_budget: float | str) -> None:
     """Compare stored results with the paper's registered claims: held, not held, within noise (the two
     sides' means are closer than 2·SE of their difference), no leakage measured (the attack is within
     noise of the prior's floor) or not testable; then a note for each configuration whose every stored
@@ -47,6 +50,7 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     import pandas as pd
 
     from bench.cli.report import load_results, require_attack_cells_at
+    from bench.report.budgets import describe
     from bench.report.claims import VERDICTS, verify
 
     tables = [load_results(Path(d)) for d in results_dirs]
@@ -76,10 +80,10 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         click.echo(line)
     on_attacks = [v for v in verdicts if v.convergence]
     unsettled = sum(not v.on_converged_attacks for v in on_attacks)
-    click.echo(f"convergence at ×{attack_budget:g}: {len(on_attacks) - unsettled} testable claims on attacks rest on "
+    click.echo(f"convergence at {describe(attack_budget)}: {len(on_attacks) - unsettled} testable claims on attacks rest on "
                f"converged attacks, {unsettled} on an attack not converged (not converged, unstable or unknown)")
     counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in VERDICTS)
-    click.echo(f"{counts} ({profile} profile{'' if attack_budget == 1.0 else f', attacks at ×{attack_budget:g} their budget'})")
+    click.echo(f"{counts} ({profile} profile{'' if attack_budget == 1.0 else f', attacks at {describe(attack_budget)}' + (' their budget' if attack_budget != 'measured' else '')})")
 
 
 def _check_integrity(results_dirs: tuple[str, ...]) -> bool:

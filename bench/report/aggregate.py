@@ -24,8 +24,9 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from bench.attack_knobs import ATTACKER_TUNING_KNOBS
+from bench.attack_knobs import ATTACKER_TUNING_KNOBS, MEASURED
 from bench.leakage.names import MEASURES
+from bench.report.budgets import AttackBudget, parts_at
 from bench.run.table import ATTACK_KNOB_PREFIX, factor_columns
 
 if TYPE_CHECKING:
@@ -79,7 +80,7 @@ def config_fields(table: pd.DataFrame) -> list[str]:
     return [c for c in factor_columns(table) if c != "seed" and c not in STAT_COLUMNS]
 
 
-def at_default_settings(table: pd.DataFrame, *, budget: float = 1.0) -> pd.DataFrame:
+def at_default_settings(table: pd.DataFrame, *, budget: AttackBudget = 1.0) -> pd.DataFrame:
     """The rows of victims and of attacks run at the default of every knob that tunes the attacker
     (the budget: at ``budget``, default the knob's default, 1).
 
@@ -90,8 +91,15 @@ def at_default_settings(table: pd.DataFrame, *, budget: float = 1.0) -> pd.DataF
     attack column, a claim or a leaderboard column shows one attacker per configuration, so they are
     left out there (the worst case still reads them). At another ``budget`` (``bench report
     --attack-budget 4``: the tables at the budget an attack converged at) the cells at that budget are
-    kept instead of those at 1.
+    kept instead of those at 1; at :data:`~bench.attack_knobs.MEASURED`, each attack's cells at its
+    measured budget on their setting (:mod:`bench.report.budgets`).
     """
+    if budget == MEASURED and "attack" in table:
+        rows = table.reset_index(drop=True)  # positions: an index need not be unique
+        kept = [at_default_settings(part, budget=b).index for b, part in parts_at(rows, budget)]
+        return table[rows["attack"].eq("none").to_numpy() | rows.index.isin(np.concatenate([[], *kept]))]
+    if budget == MEASURED:
+        budget = 1.0
     keep = (table["attack"] == "none") if "attack" in table else pd.Series(True, index=table.index)
     at_default = pd.Series(True, index=table.index)
     for knob in ATTACKER_TUNING_KNOBS:

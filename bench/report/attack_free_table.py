@@ -16,6 +16,7 @@ from dataclasses import replace
 import pandas as pd
 
 from bench.leakage.names import MEASURES
+from bench.report.budgets import AttackBudget
 from bench.report.labels import better_arrow, metric_label
 from bench.report.table_specs import TableSpec
 from bench.report.tables import NUMBER_COLUMNS, BuiltTable, build_table
@@ -25,7 +26,7 @@ READING = ("Read larger as more leakage for every measure but the MSE bound (a l
 
 
 def build_attack_free_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None, *,
-                            attack_budget: float = 1.0) -> BuiltTable:
+                            attack_budget: AttackBudget = 1.0) -> BuiltTable:
     """The attack-free table of ``table`` (the module says what it shows)."""
     built = build_table(table, replace(spec, builder=""), profile, attack_budget=attack_budget)
     numbers = built.numbers

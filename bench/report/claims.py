@@ -39,6 +39,7 @@ import numpy as np
 import pandas as pd
 
 from bench.report.aggregate import at_default_settings, diverged_cells, not_learned_cells, t_halfwidth, victim_view
+from bench.report.budgets import AttackBudget
 from bench.report.convergence import Convergence, judge_at
 from bench.report.floor import FLOOR_KEYS, PRIOR, difference_noise, floor_metric, leakage_gap, prior_seed_values
 from bench.report.labels import privacy_direction
@@ -179,7 +180,7 @@ class Verdict:
         return f"attacks converged: {sides}" if self.on_converged_attacks else f"rests on an attack not converged: {sides}"
 
 
-def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, attack_budget: float = 1.0) -> list[Verdict]:
+def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, attack_budget: AttackBudget = 1.0) -> list[Verdict]:
     """Check every claim registered for ``profile`` against the stored results of that profile, on
     each stored dataset, victim and cut separately (a claim comparing cuts: each victim; verdicts as
     the module says). A claim pinned to a dataset is checked on that dataset only, and is not
@@ -207,7 +208,7 @@ def verify(table: pd.DataFrame, profile: str, claims: list[Claim] = CLAIMS, *, a
     return verdicts
 
 
-def _at_budget(table: pd.DataFrame, budget: float) -> pd.DataFrame:
+def _at_budget(table: pd.DataFrame, budget: AttackBudget) -> pd.DataFrame:
     """The prior's rows and the other attacks' at ``budget``, these relabelled as the default budget,
     which every reader of a claim takes (victims' rows, attack ``none``, are kept as they are)."""
     if budget == 1.0:
@@ -219,7 +220,7 @@ def _at_budget(table: pd.DataFrame, budget: float) -> pd.DataFrame:
     return pd.concat([kept, table[table["attack"] == PRIOR]], ignore_index=True)
 
 
-def _convergence(table: pd.DataFrame, verdict: Verdict, budget: float) -> tuple[tuple[str, Convergence], ...]:
+def _convergence(table: pd.DataFrame, verdict: Verdict, budget: AttackBudget) -> tuple[tuple[str, Convergence], ...]:
     """The convergence at ``budget`` of each side of a testable claim that reads an attack (not the
     prior's floor), on the cells the claim reads: every budget of ``table``, victims that learned."""
     if verdict.status == NOT_TESTABLE:

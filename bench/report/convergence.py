@@ -27,7 +27,9 @@ from dataclasses import dataclass
 
 import pandas as pd
 
+from bench.attack_knobs import MEASURED
 from bench.report.aggregate import at_default_settings, ok_rows
+from bench.report.budgets import AttackBudget, parts_at
 from bench.report.labels import MINUS, privacy_direction
 from bench.report.verdicts import CONVERGED, NOT_CONVERGED, UNKNOWN, UNSTABLE
 from bench.run.table import with_attack_facts
@@ -36,9 +38,9 @@ SSIM_TOLERANCE = 0.02
 RELATIVE_TOLERANCE = 0.05
 BUDGET_FACTOR = 4.0
 MARKS = {CONVERGED: "", NOT_CONVERGED: "†", UNSTABLE: "‡", UNKNOWN: "°"}  # a table cell's mark per verdict
-MEANINGS = {NOT_CONVERGED: "not converged (a seed still gains beyond the tolerance at ×{larger:g})",
-            UNSTABLE: "unstable (a seed falls beyond the tolerance at ×{larger:g})",
-            UNKNOWN: "unknown (×{larger:g} not stored on these seeds)"}
+MEANINGS = {NOT_CONVERGED: "not converged (a seed still gains beyond the tolerance at {larger})",
+            UNSTABLE: "unstable (a seed falls beyond the tolerance at {larger})",
+            UNKNOWN: "unknown ({larger} not stored on these seeds)"}
 Pair = tuple[int, str]  # (seed, victim_key): one trained victim
 
 
@@ -169,21 +171,30 @@ def judge_cells(rows: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:
     return pd.DataFrame(out, columns=columns)
 
 
-def judge_at(rows: pd.DataFrame, *, by: Sequence[str] = (), budget: float = 1.0) -> pd.DataFrame:
+def judge_at(rows: pd.DataFrame, *, by: Sequence[str] = (), budget: AttackBudget = 1.0) -> pd.DataFrame:
     """:func:`judge_cells` of the attack cells a table or claim reads at ``budget``: those at the default of
     every other tuning knob (:func:`bench.report.aggregate.at_default_settings`), paired with theirs at
-    ``BUDGET_FACTOR × budget``; one row per configuration, at ``budget`` only."""
+    ``BUDGET_FACTOR × budget``; one row per configuration, at ``budget`` only (at
+    :data:`~bench.attack_knobs.MEASURED`: each attack and setting at its own measured budget)."""
+    if budget == MEASURED:
+        judged = [judge_at(part, by=by, budget=b) for b, part in parts_at(rows, budget)]
+        judged = [j for j in judged if len(j)]
+        return pd.concat(judged, ignore_index=True) if judged else judge_cells(rows.iloc[0:0], by=by)
     rows = pd.concat([at_default_settings(rows, budget=budget), at_default_settings(rows, budget=budget * BUDGET_FACTOR)])
     judged = judge_cells(rows, by=by)
     return judged[judged["budget"] == budget].reset_index(drop=True)
 
 
-def legend(verdicts: Sequence[str], *, budget: float) -> str:
+def legend(verdicts: Sequence[str], *, budget: AttackBudget) -> str:
     """The note under a table: how its attack columns were judged and what each mark used means."""
-    larger = budget * BUDGET_FACTOR
+    if budget == MEASURED:
+        at, larger = "at its measured budget (in its column's header)", f"{BUDGET_FACTOR:g}× that budget"
+    else:
+        at, larger = f"at ×{budget:g}", f"×{budget * BUDGET_FACTOR:g}"
     used = [v for v in (NOT_CONVERGED, UNSTABLE, UNKNOWN) if v in verdicts]
-    rule = (f"Convergence of each attack at ×{budget:g}: ×{larger:g} its budget against it, seed by seed on the same "
-            f"victims, on its headline metric (tolerance {SSIM_TOLERANCE:g} SSIM, else {RELATIVE_TOLERANCE:.0%})")
+    rule = (f"Convergence of each attack {at}: {larger if budget == MEASURED else larger + ' its budget'} against it, "
+            f"seed by seed on the same victims, on its headline metric (tolerance {SSIM_TOLERANCE:g} SSIM, else "
+            f"{RELATIVE_TOLERANCE:.0%})")
     if not used:
         return f"{rule}: every attack column converged."
     marks = "; ".join(f"{MARKS[v]} {MEANINGS[v].format(larger=larger)}" for v in used)

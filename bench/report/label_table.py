@@ -26,6 +26,7 @@ import pandas as pd
 
 from bench.attack_knobs import ATTACKER_TUNING_KNOBS
 from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile
+from bench.report.budgets import AttackBudget
 from bench.report.convergence import judge_at, legend
 from bench.report.failures import failure_notes
 from bench.report.labels import FACTOR_LABELS, attack_label, defense_rank, factor_value, metric_label, number
@@ -39,6 +40,7 @@ from bench.report.tables import (
     _factors,
     _key,
     _mark,
+    budget_suffix,
     row_fields,
 )
 from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
@@ -103,7 +105,7 @@ def label_columns(rows: pd.DataFrame) -> list[LabelColumn]:
 
 
 def build_label_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None, *,
-                      attack_budget: float = 1.0) -> BuiltTable:
+                      attack_budget: AttackBudget = 1.0) -> BuiltTable:
     """The label-leakage table of ``table`` (the module says what it shows); ``spec`` gives its name,
     caption and row factors. A table without label attacks has an empty body."""
     table = select_profile(table, profile)
@@ -145,7 +147,8 @@ def build_label_table(table: pd.DataFrame, spec: TableSpec, profile: str | None 
                                 "chance": chance["mean"] if chance is not None else np.nan,
                                 CONVERGENCE: verdict.verdict if verdict else None})
         body.append(line)
-    header = [("", FACTOR_LABELS.get(f, f)) for f in factors] + [(c.group, metric_label(c.metric)) for c in columns]
+    header = [("", FACTOR_LABELS.get(f, f)) for f in factors]
+    header += [(c.group + budget_suffix(rows, c.attack, attack_budget), metric_label(c.metric)) for c in columns]
     notes = [CHANCE_NOTE] if columns else []
     shown = {v.verdict for v in verdicts.values()}
     notes += [legend(sorted(shown), budget=attack_budget)] if shown and columns else []

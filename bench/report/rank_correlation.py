@@ -27,6 +27,7 @@ from scipy import stats
 
 from bench.leakage.names import MEASURES
 from bench.report.aggregate import aggregate, select_profile, victim_fields, victim_view
+from bench.report.budgets import AttackBudget
 from bench.report.floor import FLOOR_KEYS
 from bench.report.labels import DATASET_LABELS, FACTOR_LABELS, MINUS, VICTIM_DIRECTION, metric_label, privacy_direction
 from bench.report.table_specs import WORST, TableSpec
@@ -123,7 +124,7 @@ class RankTable(BuiltTable):
 
 
 def build_rank_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None, *,
-                     attack_budget: float = 1.0) -> RankTable:
+                     attack_budget: AttackBudget = 1.0) -> RankTable:
     """Table LEAKAGE-RANK of ``table``: :func:`rank_correlations` on the metric of ``spec``'s worst-case
     column (the attack budget changes nothing: the worst case reads every budget stored)."""
     table = select_profile(table, profile)

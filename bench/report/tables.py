@@ -24,7 +24,9 @@ from typing import Any
 
 import pandas as pd
 
+from bench.attack_knobs import MEASURED
 from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
+from bench.report.budgets import AttackBudget, describe
 from bench.report.convergence import judge_at, legend
 from bench.report.failures import failure_notes
 from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
@@ -84,7 +86,7 @@ class BuiltTable:
     footnotes: list[str] = field(default_factory=list)
     missing: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)
-    attack_budget: float = 1.0
+    attack_budget: AttackBudget = 1.0
 
     @property
     def has_defended_rows(self) -> bool:
@@ -102,7 +104,8 @@ class BuiltTable:
     def caption(self) -> str:
         runs = self.numbers["n_runs"] if len(self.numbers) else pd.Series([len(self.seeds)])
         low, high = int(runs.min()), int(runs.max())
-        budget = "" if self.attack_budget == 1.0 else f", attacks at ×{self.attack_budget:g} its budget"
+        budget = ("" if self.attack_budget == 1.0 else ", each attack at its measured budget" if self.attack_budget == MEASURED
+                  else f", attacks at ×{self.attack_budget:g} its budget")
         seeds = f"{high} seed{'s' if high != 1 else ''}" if low == high else f"{low}–{high} seeds per configuration"
         return (f"Table {self.spec.name}: {self.spec.title}. {self.spec.caption} Profile '{self.profile}'{budget}, "
                 f"{seeds}; mean ± 95% CI over seeds (Student t).")
@@ -148,7 +151,7 @@ def _cell_text(row: pd.Series, col: Column, spec: TableSpec) -> str | tuple[str,
 
 
 def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None, *,
-                attack_budget: float = 1.0) -> BuiltTable:
+                attack_budget: AttackBudget = 1.0) -> BuiltTable:
     """Build one table from the tidy table.
 
     Besides one row per configuration, a table with image attack columns gets a floor row per
@@ -163,7 +166,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         spec: the table to build.
         profile: the profile to report (required when the table holds several).
         attack_budget: the attack budget the attack columns show (the victims' columns and the
-            worst case do not depend on it).
+            worst case do not depend on it): a multiplier, or :data:`~bench.attack_knobs.MEASURED`,
+            each attack at its budget table's budget for the row's setting, shown in the column's header.
 
     Returns:
         The built table; its body is empty when no column has data.
@@ -182,8 +186,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         parts.append(aggregate(victim_view(table), metrics=metrics).assign(attack=None))
     if worst_metrics := {c.metric for c in spec.columns if c.attack == WORST}:
         parts.append(worst_case(table, worst_metrics).rename(columns={"attack": VIA}).assign(attack=WORST))
-    parts.append(aggregate(at_default_settings(table[table["attack"].isin(attacks)], budget=attack_budget),
-                           metrics=metrics))
+    read = at_default_settings(table[table["attack"].isin(attacks)], budget=attack_budget)
+    parts.append(aggregate(read, metrics=metrics))
     agg = _keep(pd.concat([p for p in parts if not p.empty] or [parts[-1]], ignore_index=True), spec.filters)
     present, missing = [], []
     for col in spec.columns:
@@ -191,8 +195,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         if mine.empty and col.attack == WORST:
             missing.append(f"{attack_label(WORST)} (no image attack stored {metric_label(col.metric)})")
         elif mine.empty:
-            missing.append(f"{attack_label(col.attack)} (no stored cell with attack '{col.attack}')"
-                           if col.attack else "the victims' metrics (no stored cell)")
+            missing.append(_missing_attack(table, col.attack, attack_budget) if col.attack
+                           else "the victims' metrics (no stored cell)")
         elif (mine["metric"] == col.metric).any():
             present.append(col)
         else:
@@ -210,7 +214,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
         factors, key=lambda s: s.map(defense_rank) if s.name == "defense" else s, na_position="first"
     ) if len(configs) else configs
     header = [("", FACTOR_LABELS.get(f, f)) for f in factors]
-    header += [(attack_label(c.attack or "none"), metric_label(c.metric)) for c in present]
+    header += [(attack_label(c.attack or "none") + budget_suffix(read, c.attack, attack_budget), metric_label(c.metric))
+               for c in present]
     floor = floor_lookup(prior_floor(table))
     images = image_attacks(table) | {WORST}
     floored = [c for c in present if c.attack in images and privacy_direction(c.metric)]
@@ -259,6 +264,26 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
                       footnotes, missing, notes, attack_budget)
 
 
+def budget_suffix(read: pd.DataFrame, attack: str | None, budget: AttackBudget) -> str:
+    """`` ×16`` after an attack's name in a header at :data:`~bench.attack_knobs.MEASURED` (the budgets its
+    shown cells ran at, ``/``-joined where settings differ); nothing at a single multiplier."""
+    if budget != MEASURED or attack is None or attack in (WORST, PRIOR) or "attack_budget" not in read:
+        return ""
+    budgets = sorted(set(pd.to_numeric(read.loc[read["attack"] == attack, "attack_budget"], errors="coerce").fillna(1.0)))
+    return " " + "/".join(f"×{b:g}" for b in budgets) if budgets else ""
+
+
+def _missing_attack(table: pd.DataFrame, attack: str, budget: AttackBudget) -> str:
+    """Why an attack's column is absent: no cell at all, or none at the budget read (naming those stored)."""
+    mine = table[table["attack"] == attack]
+    if mine.empty:
+        return f"{attack_label(attack)} (no stored cell with attack '{attack}')"
+    stored = sorted(set(pd.to_numeric(mine["attack_budget"], errors="coerce").fillna(1.0))) if "attack_budget" in mine else [1.0]
+    at = ", ".join(f"×{b:g}" for b in stored)
+    return (f"{attack_label(attack)} (no stored cell at {describe(budget)} or at the defaults of its other knobs; "
+            f"stored at {at}: --attack-budget picks one, 'measured' each attack's measured budget)")
+
+
 WORST_NOTE = ("Worst case: per row, the most leaking {metric} of every image attack stored for that configuration "
               "(not only this table's attacks), absolute, with the attack that reached it.")
 FLOOR_NOTE = (f"{FLOOR_LABEL}: the prior attack's absolute value (the mean auxiliary image; it never reads the "
@@ -266,7 +291,7 @@ FLOOR_NOTE = (f"{FLOOR_LABEL}: the prior attack's absolute value (the mean auxil
               "it measured no leakage. A min-max column's floor is the prior's as-returned metric.")
 
 
-def _failure_notes(table: pd.DataFrame, spec: TableSpec, attacks: set[str], attack_budget: float) -> list[str]:
+def _failure_notes(table: pd.DataFrame, spec: TableSpec, attacks: set[str], attack_budget: AttackBudget) -> list[str]:
     """The configurations this table would show whose every stored cell failed or diverged
     (:func:`bench.report.failures.failure_notes`)."""
     shown = set(attacks)

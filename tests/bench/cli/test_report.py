@@ -67,7 +67,8 @@ def test_report_reads_cell_records_without_a_collected_table(capsys, tmp_path):
     (["--profile", "paper"], "profile 'paper' is not in the results"),
     (["--table", "II,III", "--format", "csv", "--out", "OUT/t.csv"], "needs a folder"),
     (["--attack-budget", "4"], "no attack cell was run at budget 4"),
-    (["--attack-budget", "x"], "'x' is not a valid float"),
+    (["--attack-budget", "x"], "attack budget must be a positive number or 'measured', got 'x'"),
+    (["--attack-budget", "0"], "attack budget must be a positive number or 'measured', got '0'"),
 ])
 def test_report_bad_input_is_one_line_and_writes_nothing(capsys, results, tmp_path, args, needle):
     args = [a.replace("OUT", str(tmp_path / "out")) for a in args]
@@ -119,3 +120,20 @@ def test_report_of_victims_only_needs_no_attack_cell(capsys, tmp_path, tidy):
     assert code == 0 and "Acc. (%)" in out
     code, _, err = run(capsys, ["report", "--results", str(root), "--table", "II", "--attack-budget", "4"])
     assert code == 2 and "no attack cell was run at budget 4" in err
+
+
+def test_report_and_verify_read_each_attack_at_its_measured_budget(capsys, tmp_path):
+    from tests.bench.report.test_budgets import STUDY, UNSPLIT, unsplit_at
+
+    root = tmp_path / "measured"
+    root.mkdir()
+    records = [r for r in synthetic.records("cpu") if r.cell.attack != "unsplit"] + unsplit_at(UNSPLIT, STUDY)
+    from bench.run.store import records_to_table
+
+    records_to_table(records).to_parquet(root / "results.parquet", index=False)
+    code, out, _ = run(capsys, ["report", "--results", str(root), "--table", "II", "--attack-budget", "measured"])
+    assert code == 0 and f"UnSplit ×{UNSPLIT:g}: masked MSE (min-max) ↑" in out and "each attack at its measured budget" in out
+    code, out, _ = run(capsys, ["report", "--results", str(root), "--table", "II"])
+    assert code == 0 and "UnSplit" not in out.split("\n\n")[1] and f"stored at ×{UNSPLIT:g}" in out
+    code, out, _ = run(capsys, ["verify", "--results", str(root), "--attack-budget", "measured"])
+    assert code == 0 and "attacks at each attack's measured budget)" in out.splitlines()[-1]

@@ -1,0 +1,97 @@
+"""The budget a report reads each attack at: one multiplier for every attack, or each attack's measured one.
+
+``bench report --attack-budget 4`` (and ``bench verify``) reads every attack's cells at ×4.
+``--attack-budget measured`` reads each attack, on each (profile, dataset, victim, cut), at the
+budget its class's budget table gives there (:func:`attacks.budget_table.measured_budget`; a closed
+form at 1): the budget a grid runs it at with ``budget = "measured"``, so a folder such a grid filled
+is reported at the budgets it was run at, each column at its own. An attack the table does not cover
+on a setting (or that this installation does not register) is read at 1 there, and
+:func:`unmeasured` names it.
+"""
+from __future__ import annotations
+
+from functools import cache
+
+import pandas as pd
+
+from bench.attack_knobs import MEASURED
+
+AttackBudget = float | str  # a multiplier, or MEASURED
+SETTING = ("profile", "dataset", "victim", "cut")  # what a budget table entry is measured on
+
+
+def parse_attack_budget(value: object) -> AttackBudget:
+    """``"measured"`` or a positive number, as given on the command line.
+
+    Raises:
+        ValueError: anything else (one line).
+    """
+    if isinstance(value, str) and value.strip().lower() == MEASURED:
+        return MEASURED
+    try:
+        number = float(value)  # type: ignore[arg-type]
+    except (TypeError, ValueError):
+        raise ValueError(f"attack budget must be a positive number or '{MEASURED}', got {value!r}") from None
+    if not number > 0 or number != number or number == float("inf"):
+        raise ValueError(f"attack budget must be a positive number or '{MEASURED}', got {value!r}")
+    return number
+
+
+def describe(budget: AttackBudget) -> str:
+    """``×4`` for a multiplier, ``each attack's measured budget`` for :data:`MEASURED`."""
+    return "each attack's measured budget" if budget == MEASURED else f"×{float(budget):g}"
+
+
+@cache
+def _measured(attack: str, profile: str, dataset: str, victim: str, cut: str) -> float | None:
+    from attacks import ATTACKS  # deferred: reading stored records needs no torch
+    from attacks.budget_table import NoMeasuredBudget, measured_budget
+    from bench.registry import RegistryError
+
+    try:
+        return measured_budget(ATTACKS.get(attack), name=attack, profile=profile, dataset=dataset, victim=victim, cut=cut)
+    except (NoMeasuredBudget, RegistryError):
+        return None
+
+
+def _setting_columns(table: pd.DataFrame) -> list[str]:
+    return ["attack", *(c for c in SETTING if c in table)]
+
+
+def _budget_of(key: tuple, columns: list[str]) -> float | None:
+    named = dict(zip(columns, key))
+    if any(not isinstance(named.get(c), str) for c in ("attack", *SETTING)):
+        return None
+    return _measured(*(named[c] for c in ("attack", *SETTING)))
+
+
+def parts_at(table: pd.DataFrame, budget: AttackBudget) -> list[tuple[float, pd.DataFrame]]:
+    """The attack rows of ``table`` (not the victims', attack ``none``), each with the budget it is read at.
+
+    Args:
+        table: tidy rows.
+        budget: a multiplier (one part, all attack rows at it) or :data:`MEASURED` (one part per attack
+            and setting, at that attack's measured budget there; 1 where none is measured).
+
+    Returns:
+        ``[(budget, rows), ...]``; the rows keep ``table``'s index.
+    """
+    attacks = table[table["attack"] != "none"] if "attack" in table else table.iloc[0:0]
+    if budget != MEASURED:
+        return [(float(budget), attacks)]
+    columns = _setting_columns(attacks)
+    return [(_budget_of(key, columns) or 1.0, part)
+            for key, part in attacks.groupby(columns, dropna=False, sort=True)]
+
+
+def unmeasured(table: pd.DataFrame) -> list[str]:
+    """``"fsha (cpu mnist mnistnet/split-2)"`` for each attack and setting of ``table`` with no measured
+    budget, which :data:`MEASURED` reads at 1."""
+    attacks = table[~table["attack"].isin(["none", "prior"])] if "attack" in table else table.iloc[0:0]
+    columns = _setting_columns(attacks)
+    out = []
+    for key in attacks[columns].drop_duplicates().itertuples(index=False):
+        if _budget_of(tuple(key), columns) is None:
+            named = dict(zip(columns, key))
+            out.append(f"{named['attack']} ({' '.join(str(named.get(c)) for c in SETTING[:3])}/{named.get('cut')})")
+    return sorted(out)
