@@ -6,7 +6,7 @@ budget its class's budget table gives there (:func:`attacks.budget_table.measure
 form at 1): the budget a grid runs it at with ``budget = "measured"``, so a folder such a grid filled
 is reported at the budgets it was run at, each column at its own. An attack the table does not cover
 on a setting (or that this installation does not register) is read at 1 there, and
-:func:`unmeasured` names it.
+:func:`budget_notes` says so.
 """
 from __future__ import annotations
 
@@ -84,14 +84,32 @@ def parts_at(table: pd.DataFrame, budget: AttackBudget) -> list[tuple[float, pd.
             for key, part in attacks.groupby(columns, dropna=False, sort=True)]
 
 
-def unmeasured(table: pd.DataFrame) -> list[str]:
-    """``"fsha (cpu mnist mnistnet/split-2)"`` for each attack and setting of ``table`` with no measured
-    budget, which :data:`MEASURED` reads at 1."""
+def budget_notes(table: pd.DataFrame) -> list[str]:
+    """The note under a table read at :data:`MEASURED`: for each attack and setting of ``table`` (the
+    floor's prior left out), the budget read and its budget table's verdict and evidence there (measured
+    on the victims its evidence names, which need not be the table's), or that none is measured."""
+    from attacks import ATTACKS
+    from bench.registry import RegistryError
+
     attacks = table[~table["attack"].isin(["none", "prior"])] if "attack" in table else table.iloc[0:0]
     columns = _setting_columns(attacks)
-    out = []
-    for key in attacks[columns].drop_duplicates().itertuples(index=False):
-        if _budget_of(tuple(key), columns) is None:
-            named = dict(zip(columns, key))
-            out.append(f"{named['attack']} ({' '.join(str(named.get(c)) for c in SETTING[:3])}/{named.get('cut')})")
-    return sorted(out)
+    lines = []
+    for key in sorted(attacks[columns].drop_duplicates().itertuples(index=False), key=lambda k: tuple(map(str, k))):
+        named = dict(zip(columns, key))
+        where = f"{' '.join(str(named.get(c)) for c in SETTING[:3])}/{named.get('cut')}"
+        try:
+            cls = ATTACKS.get(named["attack"])
+        except RegistryError:
+            cls = None
+        entry = next((e for e in getattr(cls, "budget_table", ()) if (e.profile, e.dataset, e.victim, e.cut)
+                      == tuple(named.get(c) for c in SETTING)), None)
+        if entry is not None:
+            lines.append(f"{named['attack']} ×{entry.budget:g} on {where}: {entry.verdict} ({entry.evidence})")
+        elif cls is not None and not cls.configs:
+            lines.append(f"{named['attack']} ×1 on {where}: a closed form, nothing to scale")
+        else:
+            lines.append(f"{named['attack']} ×1 on {where}: no measured budget (read at the profile's own)")
+    if not lines:
+        return []
+    return ["Measured budgets (each attack's budget table, judged on the victims its evidence names): "
+            + "; ".join(lines) + "."]

@@ -26,7 +26,7 @@ import pandas as pd
 
 from bench.attack_knobs import MEASURED
 from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
-from bench.report.budgets import AttackBudget, describe
+from bench.report.budgets import AttackBudget, budget_notes, describe
 from bench.report.convergence import judge_at, legend
 from bench.report.failures import failure_notes
 from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
@@ -257,6 +257,7 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     notes = [WORST_NOTE.format(metric=metric_label(c.metric).rstrip(" ↑↓")) for c in present if c.attack == WORST]
     shown = {v.verdict for v in verdicts.values()} if any(c.attack in attacks for c in present) else set()
     notes += [legend(sorted(shown), budget=attack_budget)] if shown else []
+    notes += budget_notes(read) if attack_budget == MEASURED else []
     if floor_keys:
         notes += [FLOOR_NOTE, *baseline_notes(table, floor_keys, [c.metric for c in floored])]
     notes += _failure_notes(table, spec, attacks, attack_budget)

@@ -9,7 +9,7 @@ from attacks import ATTACKS
 from attacks.budget_table import measured_budget
 from bench.attack_knobs import MEASURED
 from bench.report.aggregate import at_default_settings
-from bench.report.budgets import parse_attack_budget, parts_at, unmeasured
+from bench.report.budgets import budget_notes, parse_attack_budget, parts_at
 from bench.report.convergence import judge_at
 from bench.report.tables import TABLES, build_table
 from bench.report.verdicts import CONVERGED, NOT_CONVERGED
@@ -107,9 +107,20 @@ def test_a_column_missing_at_one_budget_says_where_its_cells_are():
     assert f"stored at ×{UNSPLIT:g}" in missing and "'measured'" in missing
 
 
-def test_an_attack_without_a_measured_budget_is_read_at_one_and_named():
+def test_an_attack_without_a_measured_budget_is_read_at_one_and_the_note_says_so():
     other = {**SETTING, "dataset": "no-such-dataset"}
     rows = pd.DataFrame([{"attack": "unsplit", **other, "attack_budget": 1.0},
                          {"attack": "unsplit", **SETTING, "attack_budget": UNSPLIT}])
     assert sorted(b for b, _ in parts_at(rows, MEASURED)) == [1.0, UNSPLIT]
-    assert unmeasured(rows) == ["unsplit (cpu no-such-dataset mnistnet/split-2)"]
+    (note,) = budget_notes(rows)
+    assert "unsplit ×1 on cpu no-such-dataset mnistnet/split-2: no measured budget" in note
+
+
+def test_the_note_under_a_measured_table_cites_each_attacks_budget_table(table):
+    (entry,) = [e for e in ATTACKS.get("unsplit").budget_table if (e.profile, e.dataset, e.victim, e.cut)
+                == tuple(SETTING.values())]
+    notes = build_table(table, TABLES["II"], attack_budget=MEASURED).notes
+    (note,) = [n for n in notes if n.startswith("Measured budgets")]
+    assert f"unsplit ×{entry.budget:g} on cpu mnist mnistnet/split-2: {entry.verdict} ({entry.evidence})" in note
+    assert "decoder-ref ×1 on cpu mnist mnistnet/split-2:" in note
+    assert not any(n.startswith("Measured budgets") for n in build_table(table, TABLES["II"]).notes)
