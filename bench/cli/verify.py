@@ -83,7 +83,9 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
     click.echo(f"convergence at {describe(attack_budget)}: {len(on_attacks) - unsettled} testable claims on attacks rest on "
                f"converged attacks, {unsettled} on an attack not converged (not converged, unstable or unknown)")
     counts = ", ".join(f"{sum(v.status == s for v in verdicts)} {s}" for s in VERDICTS)
-    click.echo(f"{counts} ({profile} profile{'' if attack_budget == 1.0 else f', attacks at {describe(attack_budget)}' + (' their budget' if attack_budget != 'measured' else '')})")
+    their = " their budget" if attack_budget != "measured" else ""
+    at = "" if attack_budget == 1.0 else f", attacks at {describe(attack_budget)}{their}"
+    click.echo(f"{counts} ({profile} profile{at})")
 
 
 def _check_integrity(results_dirs: tuple[str, ...]) -> bool:
