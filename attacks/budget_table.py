@@ -60,6 +60,12 @@ class NoMeasuredBudget(LookupError):
     """The attack's budget table has no entry for the setting asked."""
 
 
+def measured_entry(attack: type, *, profile: str, dataset: str, victim: str, cut: str) -> MeasuredBudget | None:
+    """The attack class's budget table entry for this setting, or ``None`` where it has none."""
+    return next((e for e in attack.budget_table if (e.profile, e.dataset, e.victim, e.cut) == (profile, dataset, victim, cut)),
+                None)
+
+
 def measured_budget(attack: type, *, name: str, profile: str, dataset: str, victim: str, cut: str) -> float:
     """The budget the attack class ``attack`` (registered as ``name``) runs at on this setting: its
     table's entry, 1 for a closed form (no ``configs``).
@@ -70,9 +76,9 @@ def measured_budget(attack: type, *, name: str, profile: str, dataset: str, vict
     """
     if not attack.configs:
         return 1.0
-    for entry in attack.budget_table:
-        if (entry.profile, entry.dataset, entry.victim, entry.cut) == (profile, dataset, victim, cut):
-            return entry.budget
+    entry = measured_entry(attack, profile=profile, dataset=dataset, victim=victim, cut=cut)
+    if entry is not None:
+        return entry.budget
     have = "; ".join(f"{e.profile} {e.dataset} {e.victim}/{e.cut}" for e in attack.budget_table) or "none"
     raise NoMeasuredBudget(f"attack '{name}' has no measured budget on {profile} {dataset} {victim}/{cut} "
                            f"(its budget table has: {have}); give the budget as a number")

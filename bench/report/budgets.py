@@ -10,6 +10,7 @@ on a setting (or that this installation does not register) is read at 1 there, a
 """
 from __future__ import annotations
 
+import math
 from functools import cache
 
 import pandas as pd
@@ -31,8 +32,8 @@ def parse_attack_budget(value: object) -> AttackBudget:
     try:
         number = float(value)  # type: ignore[arg-type]
     except (TypeError, ValueError):
-        raise ValueError(f"attack budget must be a positive number or '{MEASURED}', got {value!r}") from None
-    if not number > 0 or number != number or number == float("inf"):
+        number = math.nan
+    if not (math.isfinite(number) and number > 0):
         raise ValueError(f"attack budget must be a positive number or '{MEASURED}', got {value!r}")
     return number
 
@@ -89,6 +90,7 @@ def budget_notes(table: pd.DataFrame) -> list[str]:
     floor's prior left out), the budget read and its budget table's verdict and evidence there (measured
     on the victims its evidence names, which need not be the table's), or that none is measured."""
     from attacks import ATTACKS
+    from attacks.budget_table import measured_entry
     from bench.registry import RegistryError
 
     attacks = table[~table["attack"].isin(["none", "prior"])] if "attack" in table else table.iloc[0:0]
@@ -101,8 +103,7 @@ def budget_notes(table: pd.DataFrame) -> list[str]:
             cls = ATTACKS.get(named["attack"])
         except RegistryError:
             cls = None
-        entry = next((e for e in getattr(cls, "budget_table", ()) if (e.profile, e.dataset, e.victim, e.cut)
-                      == tuple(named.get(c) for c in SETTING)), None)
+        entry = measured_entry(cls, **{c: named.get(c) for c in SETTING}) if cls is not None else None
         if entry is not None:
             lines.append(f"{named['attack']} ×{entry.budget:g} on {where}: {entry.verdict} ({entry.evidence})")
         elif cls is not None and not cls.configs:
