@@ -85,6 +85,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     cell_rows = cells.sort_values(["attack", "seed", "cell_id"])[read].to_dict("records")
     failed = sorted(r["cell_id"] for r in cell_rows if r["status"] == FAILED)
     diverged = sorted(set(cells["cell_id"]) & views.diverged)
+    not_learned = sorted(set(cells["cell_id"]) & views.not_learned)
     # A budget below the profile's (a convergence study's ×¼) is short by design: not flagged.
     not_converged = [_attack_label(a) for a in attacks
                      if a["convergence"]["verdict"] in FLAGGED_VERDICTS and a["convergence"]["budget"] >= 1.0]
@@ -106,7 +107,8 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "worst_case": {m: _worst(config, m, row, views) for m, row in sorted(views.worst.get(key, {}).items())},
         "ranking": {"metric": None, "direction": 0, "value": None, "attack": None, "n": 0},
         "floor": _floor(config, views),
-        "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_converged": not_converged},
+        "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_learned_cells": not_learned,
+                  "not_converged": not_converged},
     }
     entry["label"] = row_label(entry, label_defaults)
     entry["reproduce"] = reproduce_json(entry, records)
@@ -195,10 +197,11 @@ def _worst(config: dict, metric: str, row: Mapping, views: ProfileViews) -> dict
             "seeds": seeds_json(row, views.settings)}
 
 
-def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_converged: list, **_: object) -> dict:
-    """The entry's flags: failed, diverged and unconverged cells, a ranking worst case from a single
-    seed or within noise of the floor, the metrics whose CI is wider than their whole range, and code
-    from a dirty working tree or of several versions (:func:`bench.site.reproduce.code_flags`)."""
+def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_learned_cells: list, not_converged: list,
+                **_: object) -> dict:
+    """The entry's flags: failed and diverged cells, cells whose victim did not learn, unconverged
+    attacks, a ranking worst case from a single seed or within noise of the floor, the metrics whose
+    CI is wider than their whole range, and code from a dirty working tree or of several versions (:func:`bench.site.reproduce.code_flags`)."""
     metric = entry["ranking"]["metric"]
     worst = entry["worst_case"].get(metric) if metric else None
     single = bool(worst and worst["stat"]["n"] == 1)
@@ -206,10 +209,10 @@ def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_co
     shown = [("accuracy", entry["accuracy"])] + ([(metric, worst["stat"])] if worst else [])
     wide = [m for m, s in shown if ci_wider_than_range(s["mean"], s["ci95"], m)]
     dirty, mixed = code_flags(entry["code_versions"])
-    return {"failed_cells": failed_cells, "diverged_cells": diverged_cells, "not_converged": not_converged,
-            "single_seed_worst_case": single, "not_above_floor": at_floor, "wide_ci": wide,
+    return {"failed_cells": failed_cells, "diverged_cells": diverged_cells, "not_learned_cells": not_learned_cells,
+            "not_converged": not_converged, "single_seed_worst_case": single, "not_above_floor": at_floor, "wide_ci": wide,
             "dirty_code": dirty, "mixed_code_versions": mixed,
-            "flagged": bool(failed_cells or diverged_cells or not_converged or single or at_floor or wide or dirty or mixed)}
+            "flagged": bool(failed_cells or diverged_cells or not_learned_cells or not_converged or single or at_floor or wide or dirty or mixed)}
 
 
 def _floor(config: dict, views: ProfileViews) -> dict | None:

@@ -52,10 +52,12 @@ def _is(entry: Mapping, name: str, cr: float | None = None) -> bool:
 
 
 def summary_rows(board: list[Mapping]) -> list[tuple[str, Mapping]]:
-    """``(role, entry)``: raw, LightSplit-F at CR 8 and the most private row of the 8× bytes group."""
+    """``(role, entry)``: raw, LightSplit-F at CR 8 and the most private row of the 8× bytes group,
+    among the rows whose victim learned on every seed (one at chance is private for the wrong reason)."""
     rows = [("raw", e) for e in board if _is(e, "raw")][:1]
     rows += [("the paper's defense", e) for e in board if _is(e, "lightsplit-f", GROUP_CR)][:1]
-    group = [e for e in board if (e.get("bytes_group") or {}).get("group_cr") == GROUP_CR and e["ranking"]["value"] is not None]
+    group = [e for e in board if (e.get("bytes_group") or {}).get("group_cr") == GROUP_CR
+             and e["ranking"]["value"] is not None and not e["flags"]["not_learned_cells"]]
     if group:
         best = min(group, key=lambda e: e["ranking"]["direction"] * -e["ranking"]["value"])
         if all(best is not e for _, e in rows):
@@ -79,7 +81,8 @@ def _worst_case(entry: Mapping) -> str:
     flags = entry["flags"]
     marks = [*(["not above the floor"] if flags.get("not_above_floor") else []),
              *(["one seed"] if flags.get("single_seed_worst_case") else []),
-             *(["CI wider than the range"] if metric in (flags.get("wide_ci") or []) else [])]
+             *(["CI wider than the range"] if metric in (flags.get("wide_ci") or []) else []),
+             *([f"victim at chance on {len(flags['not_learned_cells'])} cells"] if flags.get("not_learned_cells") else [])]
     floor = (entry.get("floor") or {}).get("metrics", {}).get(metric, {}).get("mean")
     note = f" ({'; '.join(marks)})" if marks else ""
     return (f"{metric_label(metric)} {stat['mean']:.3f}{ci} (n={stat['n']}) by {ranking['attack']}"

@@ -139,6 +139,8 @@ def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str
         texts.append(f"{len(flags['failed_cells'])} failed")
     if flags["diverged_cells"]:
         texts.append(f"{len(flags['diverged_cells'])} diverged")
+    if flags["not_learned_cells"]:
+        texts.append(f"{len(flags['not_learned_cells'])} with the victim at chance")
     if flags["dirty_code"]:
         texts.append("code with uncommitted changes (-dirty)")
     if flags["mixed_code_versions"]:

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bench.leakage.names import MEASURES
-from bench.report.aggregate import aggregate, config_fields, diverged_cells, numeric_factors, ok_rows, victim_fields, victim_view
+from bench.report.aggregate import (aggregate, config_fields, diverged_cells, not_learned_cells, numeric_factors, ok_rows,
+                                    victim_fields, victim_view)
 from bench.report.convergence import judge_cells
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
 from bench.report.label_table import CHANCE
@@ -45,6 +46,8 @@ class ProfileViews:
         floor: ``{(dataset, victim, cut): {metric: floor row}}``.
         prior_seeds: ``{(dataset, victim, cut, metric): finite per-seed values}``.
         diverged: ids of the cells whose ``diverged`` metric is 1.
+        not_learned: ids of the cells whose victim did not learn (accuracy within noise of chance;
+            :func:`bench.report.aggregate.not_learned_cells`).
         convergence: ``{(key, attack, key of the settings but the budget, budget): Convergence}`` of every
             budget stored (:func:`bench.report.convergence.judge_cells`: seed by seed on the same victims).
         dp: ``{key: {metric: sorted distinct finite values}}`` of :data:`DP_METRICS` over the
@@ -65,6 +68,7 @@ class ProfileViews:
     floor: dict = field(default_factory=lambda: defaultdict(dict))
     prior_seeds: dict = field(default_factory=dict)
     diverged: set = field(default_factory=set)
+    not_learned: set = field(default_factory=set)
     convergence: dict = field(default_factory=dict)
     dp: dict = field(default_factory=dict)
     attack_free: dict = field(default_factory=dict)
@@ -89,7 +93,7 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
     cells = table.drop_duplicates("cell_id").copy()
     cells["_key"] = [key_of(r, fields) for r in cells.to_dict("records")]
     views = ProfileViews(fields=fields, attack_fields=attack_fields, cells=cells, headlines=headline_metrics(table),
-                         diverged=diverged_cells(table))
+                         diverged=diverged_cells(table), not_learned=not_learned_cells(table))
     if ok.empty:
         return views
     victims = victim_view(table)

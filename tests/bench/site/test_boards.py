@@ -33,7 +33,7 @@ def entry(defense: str = "raw", *, bytes_: float = 4608.0, ssim: float | None = 
         "defense": {"name": defense, "label": defense_row_label(defense, knobs, DEFAULTS), "knobs": knobs},
         "seeds": list(range(3)), "accuracy": stat(*accuracy), "attacks": [], "worst_case": worst, "code_versions": ["0123456789ab"],
         "bytes_per_sample": {"up": stat(bytes_), "down": stat(bytes_)},
-        "flags": {"failed_cells": [], "diverged_cells": [], "not_converged": []},
+        "flags": {"failed_cells": [], "diverged_cells": [], "not_learned_cells": [], "not_converged": []},
     }
     made["label"] = row_label(made, DEFAULTS)
     return made

@@ -187,6 +187,21 @@ def test_failed_and_diverged_cells_are_flagged(grid_copy):
     assert decoder["metrics"]["ssim"]["n"] == 1 and decoder["metrics"]["ssim"]["n_diverged"] == 1  # left out of the mean
 
 
+def test_a_cell_whose_victim_is_at_chance_is_flagged_and_stays_in_the_means(grid_copy):
+    for name in ("results.parquet", "results.csv"):
+        (grid_copy / name).unlink()
+    cells = {p: json.loads(p.read_text())["cell"] for p in (grid_copy / "cells").glob("*.json")}
+    lsf = [p for p, c in cells.items() if c["defense"] == "lightsplit-f"]
+    at_chance = next(p for p in lsf if cells[p]["attack"] == "decoder-ref")
+    for path in lsf:  # smoke victims barely learn: every one well above chance but one
+        _rewrite(path, lambda d: d["metrics"].update(accuracy=d["metrics"]["chance_accuracy"] + (0 if path == at_chance else 0.5)))
+    entry = by_defense(entries_of(grid_copy), "lightsplit-f")
+    assert schema_problems(entry) == []
+    assert entry["flags"]["not_learned_cells"] == [at_chance.stem] and entry["flags"]["flagged"] is True
+    decoder = next(a for a in entry["attacks"] if a["attack"] == "decoder-ref")
+    assert decoder["metrics"]["ssim"]["n_diverged"] == 0
+
+
 def test_a_missing_record_is_refused(grid_copy):
     next((grid_copy / "cells").glob("*.json")).unlink()
     for name in ("results.parquet", "results.csv"):  # newer than the folder's change: the table still lists the cell

@@ -5,7 +5,7 @@ from bench.site.row_labels import LabelDefaults
 
 
 def entry(defense, *, cr=None, ssim=None, accuracy=0.9, group=None, victim="mnistnet", clients=1, lambda_wcc=0.0,
-          not_above_floor=False, n=3):
+          not_above_floor=False, n=3, not_learned=()):
     knobs = {"lambda_wcc": lambda_wcc, **({"cr": cr} if cr else {})}
     return {
         "profile": "cpu", "dataset": "mnist", "victim": victim, "cut": "split-2",
@@ -15,7 +15,7 @@ def entry(defense, *, cr=None, ssim=None, accuracy=0.9, group=None, victim="mnis
         "ranking": {"metric": "ssim" if ssim is not None else None, "direction": -1 if ssim is not None else 0,
                     "value": ssim, "attack": "sdar" if ssim is not None else None, "n": n},
         "worst_case": {"ssim": {"stat": {"mean": ssim, "ci95": 0.01, "n": n}}} if ssim is not None else {},
-        "flags": {"not_above_floor": not_above_floor}, "floor": {"metrics": {"ssim": {"mean": 0.119}}},
+        "flags": {"not_above_floor": not_above_floor, "not_learned_cells": list(not_learned)}, "floor": {"metrics": {"ssim": {"mean": 0.119}}},
     }
 
 
@@ -31,6 +31,15 @@ def test_rows_are_raw_the_papers_defense_and_the_most_private_at_eight_times_few
     # a learned 1×1 at nominal CR 16 that sends 8× fewer bytes competes in the 8× group
     learned = entry("learned-1x1", cr=16, ssim=0.50, group=8.0)
     assert summary_rows([raw, lsf, lsl, learned])[-1][1] is learned
+
+
+def test_a_row_whose_victim_is_at_chance_is_never_the_most_private():
+    raw, lsf = entry("raw", ssim=0.95, accuracy=0.97), entry("lightsplit-f", cr=8, ssim=0.90, accuracy=0.93)
+    at_chance = entry("mid", cr=8, ssim=0.20, accuracy=0.11, not_learned=["c1"])
+    topk = entry("topk", cr=8, ssim=0.80)
+    assert summary_rows([raw, lsf, at_chance, topk])[-1] == ("most private at ~8× bytes", topk)
+    text = front_page([raw, entry("lightsplit-f", cr=8, ssim=0.5, not_learned=["c1", "c2"])], DEFAULTS)
+    assert "victim at chance on 2 cells" in text.splitlines()[3]
 
 
 def test_the_papers_defense_as_the_most_private_is_named_once():
