@@ -15,6 +15,9 @@ and by the claims (:mod:`bench.report.claims`):
   reconstruction) are not floors but trivial baselines, quoted in the tables' notes for the
   foreground-masked metrics (:func:`baseline_notes`), where a dark image is rewarded on black
   backgrounds.
+- **A run past the floor** (:func:`runs_past_floor`). One seed's run of an attack that scores at or
+  past the prior's value on the same seed measured nothing on that seed: averaged with seeds where it
+  worked, it would hide a failed attack, so the tables name such runs beside the mean.
 - **Noise** (:func:`leakage_gap`). An attack's mean ``a`` over seeds (sample standard deviation
   ``s_a``, ``n_a`` seeds) against the floor's ``p`` (``s_p``, ``n_p``): the gap is
   ``d · (p − a)`` with the metric's privacy direction ``d`` (positive: the attack does better than
@@ -86,6 +89,36 @@ def prior_floor(table: pd.DataFrame, level: float = 0.95) -> pd.DataFrame:
                     "n": len(values), "n_runs": group["seed"].nunique(), "n_diverged": int(group["diverged"].sum()),
                     "note": notes.iloc[0] if len(notes) else None})
     return pd.DataFrame(out, columns=FLOOR_COLUMNS)
+
+
+def runs_past_floor(rows: pd.DataFrame, table: pd.DataFrame) -> pd.DataFrame:
+    """The runs of ``rows`` that scored at or past the floor of their own seed.
+
+    Args:
+        rows: tidy rows of attack cells (the prior's own and diverged cells are skipped).
+        table: the tidy table holding the prior's cells (:func:`prior_seed_values`).
+
+    Returns:
+        The rows of successful cells, of a metric with a privacy direction ``d``, whose value ``v``
+        meets ``d · (p − v) ≤ 0``, with ``p`` the prior's value of :func:`floor_metric` on the same
+        dataset, victim, cut and seed (added as ``floor_value``); empty where no prior was run.
+    """
+    seeds = prior_seed_values(table).dropna(subset=["value"])
+    if rows.empty or seeds.empty or "seed" not in rows:
+        return rows.iloc[:0].assign(floor_value=pd.Series(dtype=float))
+    rows = rows[(rows["status"] == "ok") & (rows["attack"] != PRIOR) & rows["metric"].notna()
+                & ~rows["cell_id"].isin(diverged_cells(rows))]
+    rows = rows[rows["metric"].map(lambda m: bool(privacy_direction(m)))]
+    if rows.empty:
+        return rows.assign(floor_value=pd.Series(dtype=float))
+    keyed = rows.assign(_floor_metric=rows["metric"].map(floor_metric), _seed=rows["seed"].astype(float))
+    floors = seeds.rename(columns={"metric": "_floor_metric", "seed": "_seed", "value": "floor_value"})
+    floors = floors.assign(_seed=floors["_seed"].astype(float))[[*FLOOR_KEYS, "_floor_metric", "_seed", "floor_value"]]
+    merged = keyed.reset_index().merge(floors, on=[*FLOOR_KEYS, "_floor_metric", "_seed"], how="inner").set_index("index")
+    value = merged["value"].astype(float)
+    direction = merged["metric"].map(privacy_direction).astype(float)
+    past = np.isfinite(value) & (direction * (merged["floor_value"] - value) <= 0)
+    return merged[past].drop(columns=["_floor_metric", "_seed"])
 
 
 def floor_lookup(floor: pd.DataFrame) -> dict[tuple, dict]:

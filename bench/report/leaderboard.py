@@ -1,8 +1,9 @@
 """The comparison a new defense gets: a leaderboard against every built-in defense.
 
-Defenses are ranked by their worst-case leakage: per row, the most leaking seed mean of the privacy
-metric over every image attack stored (:func:`bench.report.worst_case.image_attacks`; the attack
-that reached it is named), the named attack's own column kept beside it. Rows whose worst case ties,
+Defenses are ranked by their worst-case leakage, seed by seed as :mod:`bench.report.worst_case` reads
+it: per row and seed the most leaking image attack stored (:func:`bench.report.worst_case.image_attacks`),
+then the mean over seeds (the attack strongest on the most seeds is named), the named attack's own
+column kept beside it. Rows whose worst case ties,
 or that have none, fall back to the named attack's value, as the board ranked before.
 """
 from __future__ import annotations
@@ -11,7 +12,7 @@ import pandas as pd
 
 from bench.report.aggregate import at_default_settings, victim_fields
 from bench.report.labels import privacy_direction
-from bench.report.worst_case import image_attacks, pick_worst
+from bench.report.worst_case import image_attacks, most_frequent_winner, pick_worst
 from bench.run.cell import Cell
 
 STANDARD_BASELINES = ("raw", "lightsplit-f", "topk", "learned-1x1")
@@ -60,15 +61,18 @@ def leaderboard(table: pd.DataFrame, *, attack: str, metric: str = PRIVACY_METRI
 
 
 def _worst(ok: pd.DataFrame, knobs: list[str], metric: str) -> pd.DataFrame:
-    """Per (named defense, CR): the most leaking seed mean of ``metric`` over the image attacks."""
+    """Per (named defense, CR): on each seed the most leaking image attack's ``metric``, then the mean
+    over seeds, with the attack strongest on the most seeds."""
     rows = ok[ok["attack"].isin(image_attacks(ok)) & (ok["metric"] == metric)]
     if rows.empty or not privacy_direction(metric):
         return pd.DataFrame(columns=["defense", "cr", WORST, WORST_ATTACK])
     rows = rows.assign(defense=_named(rows, knobs), cr=rows["cr"].astype(float))
     seeds = rows.groupby(["defense", "cr", "attack", "seed"], dropna=False)["value"].mean().reset_index()
-    means = seeds.groupby(["defense", "cr", "attack"], dropna=False)["value"].mean().reset_index()
-    worst = pick_worst(means, value="value", metric=metric, group=["defense", "cr"])
-    return worst.rename(columns={"value": WORST, "attack": WORST_ATTACK})
+    per_seed = pick_worst(seeds.dropna(subset=["value"]), value="value", metric=metric, group=["defense", "cr", "seed"])
+    out = [{"defense": defense, "cr": cr, WORST: float(won["value"].mean()),
+            WORST_ATTACK: most_frequent_winner(won.to_dict("records"), metric, [])["attack"]}
+           for (defense, cr), won in per_seed.groupby(["defense", "cr"], dropna=False, sort=False)]
+    return pd.DataFrame(out, columns=["defense", "cr", WORST, WORST_ATTACK])
 
 
 def _named(rows: pd.DataFrame, knobs: list[str]) -> pd.Series:

@@ -29,7 +29,16 @@ from bench.report.aggregate import aggregate, at_default_settings, ok_rows, sele
 from bench.report.budgets import AttackBudget, budget_notes, describe
 from bench.report.convergence import judge_at, legend
 from bench.report.failures import failure_notes
-from bench.report.floor import FLOOR_KEYS, FLOOR_LABEL, PRIOR, baseline_notes, floor_lookup, floor_metric, prior_floor
+from bench.report.floor import (
+    FLOOR_KEYS,
+    FLOOR_LABEL,
+    PRIOR,
+    baseline_notes,
+    floor_lookup,
+    floor_metric,
+    prior_floor,
+    runs_past_floor,
+)
 from bench.report.labels import (
     FACTOR_LABELS,
     MINUS,
@@ -223,6 +232,10 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     judged = judge_at(table[table["attack"].isin(attacks)], by=[f for f in fields if f in table], budget=attack_budget)
     verdicts = {(_key(r, fields), r["attack"]): r["convergence"] for r in judged.to_dict("records")}
+    fell: dict[tuple, list[str]] = {}
+    for r in sorted(runs_past_floor(ok_rows(read), table).to_dict("records"), key=lambda r: r["seed"]):
+        fell.setdefault((_key(r, fields), r["attack"], r["metric"]), []).append(
+            f"seed {int(r['seed'])} {number(r['value'], r['metric'])} against {number(r['floor_value'], r['metric'])}")
     footnotes: list[str] = []
     body_rows, numbers, floor_keys = [], [], []
     for i, config in enumerate(config_rows):
@@ -240,8 +253,12 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
                                 CONVERGENCE: verdict.verdict if verdict else None})
                 if isinstance(text, str) and verdict:
                     text += verdict.mark
-                if isinstance(text, str) and r["n_diverged"]:
-                    text = (text, f"{r['n_diverged']} of {r['n_runs']} runs diverged (left out)")
+                reasons = [f"{r['n_diverged']} of {r['n_runs']} runs diverged (left out)"] if r["n_diverged"] else []
+                if runs := fell.get((key, col.attack, col.metric)):
+                    reasons.append(f"at or past the floor on its own seed (no leakage measured there, kept in the "
+                                   f"mean): {'; '.join(runs)}")
+                if isinstance(text, str) and reasons:
+                    text = (text, "; ".join(reasons))
                 if isinstance(text, str) and col.attack == WORST:
                     text += f" ({attack_label(r[VIA])})"
             line.append(text if isinstance(text, str) else _mark(text, footnotes))
@@ -285,8 +302,9 @@ def _missing_attack(table: pd.DataFrame, attack: str, budget: AttackBudget) -> s
             f"stored at {at}: --attack-budget picks one, 'measured' each attack's measured budget)")
 
 
-WORST_NOTE = ("Worst case: per row, the most leaking {metric} of every image attack stored for that configuration "
-              "(not only this table's attacks), absolute, with the attack that reached it.")
+WORST_NOTE = ("Worst case: per row and seed, the most leaking {metric} of every image attack stored for that "
+              "configuration (not only this table's attacks, each at every budget and setting stored), then mean ± CI "
+              "over those seeds, absolute, with the attack strongest on the most seeds.")
 FLOOR_NOTE = (f"{FLOOR_LABEL}: the prior attack's absolute value (the mean auxiliary image; it never reads the "
               "payload) on the same dataset, victim and cut, over every defense it ran under; an attack at or past "
               "it measured no leakage. A min-max column's floor is the prior's as-returned metric.")

@@ -1,28 +1,29 @@
-"""The worst case over attacks: per configuration and metric, the most leaking image attack.
+"""The worst case over attacks: per configuration and metric, the most leaking image attack, seed by seed.
 
 A defense is as private as its strongest attack lets it be. For each trained victim's configuration
 (:func:`bench.report.aggregate.victim_fields`: dataset, victim, cut, defense and every defense knob,
-``cr`` included) and each privacy metric, the worst case is the seed mean of the attack that leaks
-the most: the largest value of a metric where smaller is more private (PRIVACY_DIRECTION −1: SSIM,
-PSNR) and the smallest of one where larger is (+1: MSE, LPIPS, masked MSE). Candidates are the
-image attacks (:func:`image_attacks`: those whose rows record that they read images, the ``prior``
-floor left out), each with its own settings; the same metric name is compared across them
-(``ssim`` with ``ssim``, never with ``ssim_minmax``). A configuration where no candidate has a finite mean keeps one
-candidate's row (NaN mean, with its note). Ties go to the first attack name.
-
-:func:`seed_worst_cases` takes the strongest attack seed by seed instead (the leaderboard site's
-worst case, issue 40): on each seed, the attack (with its settings) that leaks the most on that
-seed's trained victim; the mean ± CI is then over those per-seed values, so its count is the number
-of seeds that had one, and an attack run on one seed only competes on that seed alone.
+``cr`` included) and each privacy metric, :func:`seed_worst_cases` takes, on each seed's trained
+victim, the attack (with its settings) that leaks the most on that seed: the largest value of a
+metric where smaller is more private (PRIVACY_DIRECTION −1: SSIM, PSNR) and the smallest of one where
+larger is (+1: MSE, LPIPS, masked MSE). :func:`worst_case` is the mean ± CI over those per-seed
+values, so its count is the number of seeds that had one, an attack run on one seed only competes on
+that seed alone, and a seed where an attack failed is not averaged with the seeds where it worked
+(issue 40). The attack it names is the one strongest on the most seeds (ties: the one that leaked
+more where it won, then the first name). Candidates are the image attacks (:func:`image_attacks`:
+those whose rows record that they read images, the ``prior`` floor left out), each with its own
+settings; the same metric name is compared across them (``ssim`` with ``ssim``, never with
+``ssim_minmax``). A configuration where no seed has a finite value keeps the seed-mean pick of one
+candidate (NaN mean, with its note). The tables, the leaderboard and the site all read this one rule.
 """
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterable
 
 import numpy as np
 import pandas as pd
 
-from bench.report.aggregate import aggregate, diverged_cells, ok_rows, victim_fields
+from bench.report.aggregate import aggregate, diverged_cells, ok_rows, t_halfwidth, victim_fields
 from bench.report.floor import PRIOR
 from bench.report.labels import privacy_direction
 from bench.run.table import ATTACK_KNOB_PREFIX, attacks_reading
@@ -58,7 +59,8 @@ def pick_worst(frame: pd.DataFrame, *, value: str, metric: str, group: list[str]
 
 def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, level: float = 0.95,
                kind: str = IMAGE) -> pd.DataFrame:
-    """The worst case per (victim configuration, metric) over every attack of ``table`` on ``kind`` data.
+    """The worst case per (victim configuration, metric), seed by seed, over every attack of ``table``
+    on ``kind`` data (see the module's rules).
 
     Args:
         table: a tidy table of one profile.
@@ -70,8 +72,11 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
 
     Returns:
         One row per (configuration, metric): the :func:`victim_fields`, ``metric``, ``attack`` (the
-        one that reached it) with its settings' columns, and its statistics as
-        :func:`bench.report.aggregate.aggregate` computes them (``mean, ci, n, n_runs, ...``).
+        most frequent per-seed winner) with its settings' columns, and the statistics as
+        :func:`bench.report.aggregate.aggregate` names them: ``mean, ci, n`` over the per-seed
+        values, ``n_runs`` (seeds with a competing cell), ``n_diverged`` (seeds whose every competing
+        cell diverged), ``note``, ``is_raw``; the paired deltas against raw are NaN (the worst case
+        is shown absolute).
     """
     rows = table[table["attack"].isin(competing_attacks(table, kind)) & table["metric"].notna()]
     present = list(dict.fromkeys(rows["metric"]))
@@ -80,8 +85,57 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
         return pd.DataFrame(columns=[*victim_fields(table), "metric", "attack", "mean", "ci", "n"])
     agg = aggregate(rows, metrics=wanted, level=level)
     fields = victim_fields(agg)
-    parts = [pick_worst(agg[agg["metric"] == m], value="mean", metric=m, group=fields) for m in sorted(wanted)]
-    return pd.concat(parts, ignore_index=True)
+    picked = pd.concat([pick_worst(agg[agg["metric"] == m], value="mean", metric=m, group=fields) for m in sorted(wanted)],
+                       ignore_index=True)
+    per_seed = seed_worst_cases(table, wanted, kind=kind)
+    if per_seed.empty:
+        return picked
+    settings = [c for c in picked.columns if c.startswith(ATTACK_KNOB_PREFIX)]
+    stored = seeds_stored(table, kind, fields)
+    seed_stats = {}
+    for key, seeds in per_seed.groupby([*fields, "metric"], dropna=False, sort=False):
+        seeds = seeds.sort_values("seed")
+        values = seeds["value"].to_numpy(dtype=float)
+        runs, dropped = stored.get(_plain_key(key), (len(values), 0))
+        seed_stats[_plain_key(key)] = {
+            **most_frequent_winner(seeds.to_dict("records"), key[-1], settings),
+            "mean": float(values.mean()), "ci": t_halfwidth(values, level), "n": len(values),
+            "n_runs": max(runs, len(values)), "n_diverged": dropped, "note": None,
+            **{c: np.nan for c in ("delta", "delta_ci", "rel", "rel_ci", "n_pairs") if c in picked.columns}}
+    out = []
+    for row in picked.to_dict("records"):
+        out.append({**row, **seed_stats.get(_plain_key(tuple(row[f] for f in (*fields, "metric"))), {})})
+    return pd.DataFrame(out, columns=picked.columns)
+
+
+def _plain_key(values: tuple) -> tuple:
+    """A configuration key with every missing value as None (NaN never equals itself)."""
+    return tuple(None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in values)
+
+
+def most_frequent_winner(seeds: list[dict], metric: str, settings: list[str]) -> dict:
+    """``{"attack": ..., <settings>: ...}`` of the (attack, settings) strongest on the most seeds
+    (ties: the one that leaked more where it won, then the first name) among per-seed winners."""
+    def who(s: dict) -> tuple:
+        return (s["attack"], *_plain_key(tuple(s.get(c) for c in settings)))
+
+    wins = Counter(who(s) for s in seeds)
+    leak = {w: max(privacy_direction(metric) * -s["value"] for s in seeds if who(s) == w) for w in wins}
+    best = min(wins, key=lambda w: (-wins[w], -leak[w], w[0], str(w[1:])))
+    return dict(zip(["attack", *settings], (best[0], *(np.nan if v is None else v for v in best[1:]))))
+
+
+def seeds_stored(table: pd.DataFrame, kind: str, fields: list[str]) -> dict[tuple, tuple[int, int]]:
+    """Per (configuration key, metric) as plain tuples: seeds with a competing cell stored, and seeds
+    whose every competing cell diverged."""
+    rows = ok_rows(table)
+    rows = rows[rows["attack"].isin(competing_attacks(table, kind))]
+    if rows.empty:
+        return {}
+    rows = rows.assign(_diverged=rows["cell_id"].isin(diverged_cells(table)))
+    per_seed = rows.groupby([*fields, "metric", "seed"], dropna=False)["_diverged"].all().reset_index()
+    counts = per_seed.groupby([*fields, "metric"], dropna=False)["_diverged"].agg(["size", "sum"])
+    return {_plain_key(key): (int(size), int(dropped)) for key, size, dropped in zip(counts.index, counts["size"], counts["sum"])}
 
 
 def seed_worst_cases(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, kind: str = IMAGE) -> pd.DataFrame:

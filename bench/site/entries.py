@@ -201,7 +201,8 @@ def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_le
                 **_: object) -> dict:
     """The entry's flags: failed and diverged cells, cells whose victim did not learn, unconverged
     attacks, a ranking worst case from a single seed or within noise of the floor, the metrics whose
-    CI is wider than their whole range, and code from a dirty working tree or of several versions (:func:`bench.site.reproduce.code_flags`)."""
+    CI is wider than their whole range, and code from a dirty working tree or of several versions
+    (:func:`bench.site.reproduce.code_flags`)."""
     metric = entry["ranking"]["metric"]
     worst = entry["worst_case"].get(metric) if metric else None
     single = bool(worst and worst["stat"]["n"] == 1)
@@ -212,7 +213,8 @@ def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_le
     return {"failed_cells": failed_cells, "diverged_cells": diverged_cells, "not_learned_cells": not_learned_cells,
             "not_converged": not_converged, "single_seed_worst_case": single, "not_above_floor": at_floor, "wide_ci": wide,
             "dirty_code": dirty, "mixed_code_versions": mixed,
-            "flagged": bool(failed_cells or diverged_cells or not_learned_cells or not_converged or single or at_floor or wide or dirty or mixed)}
+            "flagged": bool(failed_cells or diverged_cells or not_learned_cells or not_converged or single or at_floor
+                            or wide or dirty or mixed)}
 
 
 def _floor(config: dict, views: ProfileViews) -> dict | None:

@@ -13,8 +13,16 @@ from dataclasses import dataclass, field
 import pandas as pd
 
 from bench.leakage.names import MEASURES
-from bench.report.aggregate import (aggregate, config_fields, diverged_cells, not_learned_cells, numeric_factors, ok_rows,
-                                    victim_fields, victim_view)
+from bench.report.aggregate import (
+    aggregate,
+    config_fields,
+    diverged_cells,
+    not_learned_cells,
+    numeric_factors,
+    ok_rows,
+    victim_fields,
+    victim_view,
+)
 from bench.report.convergence import judge_cells
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
 from bench.report.label_table import CHANCE
@@ -118,11 +126,11 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
     chance = [m for m in CHANCE.values() if m in set(attacked["metric"])]
     for row in (aggregate(attacked, metrics=chance, level=level).to_dict("records") if chance else []):
         views.chance[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})[row["metric"]] = row
-    for kind in (IMAGE, TABULAR):  # seed by seed; the seed-mean worst case only where no seed has one (its note)
+    for kind in (IMAGE, TABULAR):  # seed by seed; the seed-mean pick only where no seed has a value (its note)
         for row in worst_case(table, level=level, kind=kind).to_dict("records"):
             views.worst[key_of(row, fields)][row["metric"]] = row
         for key, rows in seed_worst_rows(table, fields=fields, attack_fields=attack_fields, kind=kind, level=level).items():
-            views.worst[key].update(rows)
+            views.worst[key].update(rows)  # the same rows, with each seed's winner
     for row in prior_floor(table, level=level).to_dict("records"):
         views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row
     for row in prior_seed_values(table).dropna(subset=["value"]).to_dict("records"):

@@ -194,7 +194,14 @@ def test_a_table_column_shows_the_default_budget_and_the_worst_case_still_reads_
     assert raw["mean"].item() == pytest.approx(np.mean(synthetic.ATTACK_METRICS["decoder-ref"]["ssim"]["raw"]))
     assert raw["n"].item() == 3
     worst = numbers[(numbers["attack"] == "worst-case") & numbers["cr"].isna()]
-    assert worst["mean"].item() == pytest.approx(0.99)  # the study's one seed leaks more: the worst case shows it
+    # seed by seed: the study's 0.99 wins seed 0; seeds 1 and 2 take their strongest ×1 attack
+    assert worst["mean"].item() == pytest.approx(np.mean([0.99, *strongest_raw_ssim(1, 2)])) and worst["n"].item() == 3
+
+
+def strongest_raw_ssim(*seeds: int) -> list[float]:
+    """The largest raw SSIM of the synthetic table's ×1 attacks on each of ``seeds``."""
+    return [max(m["ssim"]["raw"][seed] for m in synthetic.ATTACK_METRICS.values() if "raw" in m.get("ssim", {}))
+            for seed in seeds]
 
 
 def test_another_sdar_weight_is_a_study_left_out_of_the_columns_and_read_by_the_worst_case():
@@ -215,7 +222,7 @@ def test_another_sdar_weight_is_a_study_left_out_of_the_columns_and_read_by_the_
     raw = numbers[numbers["cr"].isna() & (numbers["metric"] == "ssim")]
     column = raw[raw["attack"] == "decoder-ref"]
     assert column["n"].item() == 3 and column["mean"].item() < 0.99
-    assert raw.loc[raw["attack"] == "worst-case", "mean"].item() == pytest.approx(0.995)
+    assert raw.loc[raw["attack"] == "worst-case", "mean"].item() == pytest.approx(np.mean([0.995, *strongest_raw_ssim(1, 2)]))
 
 
 def test_at_another_budget_the_attack_cells_of_that_budget_replace_those_at_one():

@@ -114,3 +114,15 @@ def table_records() -> list[CellRecord]:
         runs("prior", values={"ssim": (0.95, 0.95, 0.95), "mse": (0.001, 0.001, 0.001)}),
         runs("har-recon", values={"ssim": (0.99, 0.99, 0.99), "median_r2": (0.5, 0.5, 0.5)}),
     ) for r in group]
+
+
+def test_the_worst_case_takes_each_seeds_strongest_attack_before_averaging():
+    # SDAR leaks most on seed 0, FORA on seeds 1 and 2: the seed-by-seed worst case (0.8 + 0.7 + 0.7) / 3
+    # lies above either attack's own mean (SDAR 0.5, FORA 0.6), which a pick among seed means would show.
+    records = [record("raw", "sdar", v, seed=s, cr=None) for s, v in enumerate((0.8, 0.4, 0.3))]
+    records += [record("raw", "fora", v, seed=s, cr=None) for s, v in enumerate((0.4, 0.7, 0.7))]
+    row = pick(worst_case(records_to_table(records)), "raw", "ssim")
+    assert row["mean"] == pytest.approx(0.7333, abs=1e-4) and row["n"] == 3
+    assert row["attack"] == "fora"  # strongest on the most seeds
+    built = build_table(records_to_table(records), TABLES["III"])
+    assert built.body["worst case: SSIM ↓"].tolist()[0].startswith("0.733")

@@ -194,7 +194,8 @@ def test_a_cell_whose_victim_is_at_chance_is_flagged_and_stays_in_the_means(grid
     lsf = [p for p, c in cells.items() if c["defense"] == "lightsplit-f"]
     at_chance = next(p for p in lsf if cells[p]["attack"] == "decoder-ref")
     for path in lsf:  # smoke victims barely learn: every one well above chance but one
-        _rewrite(path, lambda d: d["metrics"].update(accuracy=d["metrics"]["chance_accuracy"] + (0 if path == at_chance else 0.5)))
+        above = 0.0 if path == at_chance else 0.5
+        _rewrite(path, lambda d, above=above: d["metrics"].update(accuracy=d["metrics"]["chance_accuracy"] + above))
     entry = by_defense(entries_of(grid_copy), "lightsplit-f")
     assert schema_problems(entry) == []
     assert entry["flags"]["not_learned_cells"] == [at_chance.stem] and entry["flags"]["flagged"] is True

@@ -15,7 +15,8 @@ def entry(defense, *, cr=None, ssim=None, accuracy=0.9, group=None, victim="mnis
         "ranking": {"metric": "ssim" if ssim is not None else None, "direction": -1 if ssim is not None else 0,
                     "value": ssim, "attack": "sdar" if ssim is not None else None, "n": n},
         "worst_case": {"ssim": {"stat": {"mean": ssim, "ci95": 0.01, "n": n}}} if ssim is not None else {},
-        "flags": {"not_above_floor": not_above_floor, "not_learned_cells": list(not_learned)}, "floor": {"metrics": {"ssim": {"mean": 0.119}}},
+        "flags": {"not_above_floor": not_above_floor, "not_learned_cells": list(not_learned)},
+        "floor": {"metrics": {"ssim": {"mean": 0.119}}},
     }
 
 
