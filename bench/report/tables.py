@@ -232,10 +232,9 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     judged = judge_at(table[table["attack"].isin(attacks)], by=[f for f in fields if f in table], budget=attack_budget)
     verdicts = {(_key(r, fields), r["attack"]): r["convergence"] for r in judged.to_dict("records")}
-    fell: dict[tuple, list[str]] = {}
+    fell: dict[tuple, list[int]] = {}
     for r in sorted(runs_past_floor(ok_rows(read), table).to_dict("records"), key=lambda r: r["seed"]):
-        fell.setdefault((_key(r, fields), r["attack"], r["metric"]), []).append(
-            f"seed {int(r['seed'])} {number(r['value'], r['metric'])} against {number(r['floor_value'], r['metric'])}")
+        fell.setdefault((_key(r, fields), r["attack"], r["metric"]), []).append(int(r["seed"]))
     footnotes: list[str] = []
     body_rows, numbers, floor_keys = [], [], []
     for i, config in enumerate(config_rows):
@@ -254,9 +253,9 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
                 if isinstance(text, str) and verdict:
                     text += verdict.mark
                 reasons = [f"{r['n_diverged']} of {r['n_runs']} runs diverged (left out)"] if r["n_diverged"] else []
-                if runs := fell.get((key, col.attack, col.metric)):
-                    reasons.append(f"at or past the floor on its own seed (no leakage measured there, kept in the "
-                                   f"mean): {'; '.join(runs)}")
+                if seeds := fell.get((key, col.attack, col.metric)):
+                    reasons.append(f"no leakage measured on seed {', '.join(map(str, seeds))}: at or past that seed's "
+                                   "floor (kept in the mean)")
                 if isinstance(text, str) and reasons:
                     text = (text, "; ".join(reasons))
                 if isinstance(text, str) and col.attack == WORST:

@@ -75,8 +75,8 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
         most frequent per-seed winner) with its settings' columns, and the statistics as
         :func:`bench.report.aggregate.aggregate` names them: ``mean, ci, n`` over the per-seed
         values, ``n_runs`` (seeds with a competing cell), ``n_diverged`` (seeds whose every competing
-        cell diverged), ``note``, ``is_raw``; the paired deltas against raw are NaN (the worst case
-        is shown absolute).
+        cell diverged), ``note``, ``is_raw``; the paired deltas against raw are NaN and ``n_pairs`` 0
+        (the worst case is shown absolute).
     """
     rows = table[table["attack"].isin(competing_attacks(table, kind)) & table["metric"].notna()]
     present = list(dict.fromkeys(rows["metric"]))
@@ -101,7 +101,8 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
             **most_frequent_winner(seeds.to_dict("records"), key[-1], settings),
             "mean": float(values.mean()), "ci": t_halfwidth(values, level), "n": len(values),
             "n_runs": max(runs, len(values)), "n_diverged": dropped, "note": None,
-            **{c: np.nan for c in ("delta", "delta_ci", "rel", "rel_ci", "n_pairs") if c in picked.columns}}
+            **{c: np.nan for c in ("delta", "delta_ci", "rel", "rel_ci") if c in picked.columns},
+            **({"n_pairs": 0} if "n_pairs" in picked.columns else {})}
     out = []
     for row in picked.to_dict("records"):
         out.append({**row, **seed_stats.get(_plain_key(tuple(row[f] for f in (*fields, "metric"))), {})})
