@@ -3,8 +3,8 @@
 Defenses are ranked by their worst-case leakage, seed by seed as :mod:`bench.report.worst_case` reads
 it: per row and seed the most leaking image attack stored (:func:`bench.report.worst_case.image_attacks`),
 then the mean over seeds (the attack strongest on the most seeds is named), the named attack's own
-column kept beside it. Rows whose worst case ties,
-or that have none, fall back to the named attack's value, as the board ranked before.
+column kept beside it. Rows whose worst case ties, or that have none, fall back to the named
+attack's value, as the board ranked before.
 """
 from __future__ import annotations
 

@@ -91,7 +91,7 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
     if per_seed.empty:
         return picked
     settings = [c for c in picked.columns if c.startswith(ATTACK_KNOB_PREFIX)]
-    stored = seeds_stored(table, kind, fields)
+    stored = _seeds_stored(table, kind, fields)
     seed_stats = {}
     for key, seeds in per_seed.groupby([*fields, "metric"], dropna=False, sort=False):
         seeds = seeds.sort_values("seed")
@@ -126,7 +126,7 @@ def most_frequent_winner(seeds: list[dict], metric: str, settings: list[str]) ->
     return dict(zip(["attack", *settings], (best[0], *(np.nan if v is None else v for v in best[1:]))))
 
 
-def seeds_stored(table: pd.DataFrame, kind: str, fields: list[str]) -> dict[tuple, tuple[int, int]]:
+def _seeds_stored(table: pd.DataFrame, kind: str, fields: list[str]) -> dict[tuple, tuple[int, int]]:
     """Per (configuration key, metric) as plain tuples: seeds with a competing cell stored, and seeds
     whose every competing cell diverged."""
     rows = ok_rows(table)

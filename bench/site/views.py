@@ -27,7 +27,7 @@ from bench.report.convergence import judge_cells
 from bench.report.floor import FLOOR_KEYS, prior_floor, prior_seed_values
 from bench.report.label_table import CHANCE
 from bench.report.labels import privacy_direction
-from bench.report.worst_case import IMAGE, TABULAR, worst_case
+from bench.report.worst_case import IMAGE, TABULAR
 from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
 from bench.site.values import key_of
 from bench.site.worst import seed_worst_rows
@@ -127,10 +127,8 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
     for row in (aggregate(attacked, metrics=chance, level=level).to_dict("records") if chance else []):
         views.chance[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})[row["metric"]] = row
     for kind in (IMAGE, TABULAR):  # seed by seed; the seed-mean pick only where no seed has a value (its note)
-        for row in worst_case(table, level=level, kind=kind).to_dict("records"):
-            views.worst[key_of(row, fields)][row["metric"]] = row
         for key, rows in seed_worst_rows(table, fields=fields, attack_fields=attack_fields, kind=kind, level=level).items():
-            views.worst[key].update(rows)  # the same rows, with each seed's winner
+            views.worst[key].update(rows)
     for row in prior_floor(table, level=level).to_dict("records"):
         views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row
     for row in prior_seed_values(table).dropna(subset=["value"]).to_dict("records"):

@@ -24,9 +24,10 @@ def seed_worst_rows(table: pd.DataFrame, *, fields: list[str], attack_fields: li
         level: confidence level of the interval.
 
     Returns:
-        :func:`~bench.report.worst_case.worst_case`'s rows (``mean, ci, n, n_runs, n_diverged, note``,
-        ``attack`` and its settings' columns: the most frequent per-seed winner) where some seed has
-        a winner, with ``seeds``: ``[{"seed", "attack", "settings_key", "value"}]`` by seed.
+        Every :func:`~bench.report.worst_case.worst_case` row (``mean, ci, n, n_runs, n_diverged, note``,
+        ``attack`` and its settings' columns: the most frequent per-seed winner, or the seed-mean
+        pick where no seed has a finite value) with ``seeds``: ``[{"seed", "attack", "settings_key",
+        "value"}]`` by seed (empty where no seed has a winner).
     """
     seeds: dict[tuple, list[dict]] = defaultdict(list)
     for row in seed_worst_cases(table, kind=kind).to_dict("records"):
@@ -36,8 +37,7 @@ def seed_worst_rows(table: pd.DataFrame, *, fields: list[str], attack_fields: li
     out: dict[tuple, dict[str, dict]] = defaultdict(dict)
     for row in worst_case(table, level=level, kind=kind).to_dict("records"):
         key = key_of(row, fields)
-        if found := seeds.get((key, row["metric"])):
-            out[key][row["metric"]] = {**row, "seeds": sorted(found, key=lambda s: s["seed"])}
+        out[key][row["metric"]] = {**row, "seeds": sorted(seeds.get((key, row["metric"]), []), key=lambda s: s["seed"])}
     return out
 
 
