@@ -86,16 +86,18 @@ def run_command(**opts) -> None:
         for line in lines[-1:] if opts["quiet"] else lines:
             click.echo(line)
         return
+    from bench.cli.stopping import stop_on_signals
     from bench.run.device import Numerics
 
     executor = make_executor(options.executor, options.jobs, options.address, device=options.device,
                              gpus_per_worker=options.gpus_per_worker, threads=options.threads)
-    summary, store = execute_grid(
-        cells, data_root, out, download=options.download, quiet=opts["quiet"], executor=executor,
-        lpips_weights=opts["lpips_weights"], device=options.device if options.executor == "local" else "cpu",
-        numerics=Numerics(tf32=options.tf32, autocast=options.autocast, deterministic=options.deterministic),
-        time_budget=options.time_budget, threads=options.threads,
-    )
+    with stop_on_signals(out):
+        summary, store = execute_grid(
+            cells, data_root, out, download=options.download, quiet=opts["quiet"], executor=executor,
+            lpips_weights=opts["lpips_weights"], device=options.device if options.executor == "local" else "cpu",
+            numerics=Numerics(tf32=options.tf32, autocast=options.autocast, deterministic=options.deterministic),
+            time_budget=options.time_budget, threads=options.threads,
+        )
     if not opts["quiet"]:
         from bench.report.console import print_utility_table
         from bench.run.derived import add_derived_metrics

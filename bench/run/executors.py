@@ -8,11 +8,18 @@ Cells that share a trained victim (same ``victim_key``) form one task and run in
 worker, so a victim is trained once however many workers there are, and two workers never write the
 same checkpoint. Each record streams back the moment its cell ends, not when its task does, so a
 run killed mid-task keeps every cell that finished.
+
+A local run that stops early (Ctrl-C, SIGTERM, a record it cannot store) terminates its workers
+rather than leave them computing cells nobody will store, and a worker whose driver died without
+stopping it (SIGKILL) exits by itself within seconds.
 """
 from __future__ import annotations
 
 import dataclasses
+import os
 import queue
+import signal
+import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
@@ -49,12 +56,16 @@ def stream_group(cells: list[Cell], ctx) -> Iterator[CellRecord]:
         yield record
 
 
-def execute_group(cells: list[Cell], ctx, sink) -> None:
-    """:func:`stream_group` onto ``sink`` (a queue shared with the driver), on this worker's device."""
+def execute_group(cells: list[Cell], ctx) -> int:
+    """:func:`stream_group` onto this worker's sink (the queue the driver reads), on this worker's
+    device; returns how many records it sent, so the driver knows when it has read them all."""
     if _WORKER_DEVICE is not None:
         ctx = dataclasses.replace(ctx, device=_WORKER_DEVICE)
+    sent = 0
     for record in stream_group(cells, ctx):
-        sink.put(record)
+        _WORKER_SINK.put(record)
+        sent += 1
+    return sent
 
 
 def group_by_victim(cells: list[Cell]) -> list[list[Cell]]:
@@ -81,17 +92,46 @@ class SerialExecutor:
 
 
 _WORKER_DEVICE: str | None = None  # set in each local worker by _init_worker
+_WORKER_SINK = None  # the queue a local worker sends its records on, set by _init_worker
+ORPHAN_POLL_SECONDS = 1.0
 
 
-def _init_worker(threads: int, devices=None) -> None:
-    """Fix the worker's torch threads and take its device from ``devices`` (a queue of the run's
-    placement, one entry per worker)."""
+def _init_worker(threads: int, devices=None, sink=None) -> None:
+    """Fix the worker's torch threads, take its device from ``devices`` (a queue of the run's
+    placement, one entry per worker) and its record ``sink``. A local worker (one with a sink) leaves
+    Ctrl-C to its driver, which stops it, and exits when its driver is gone."""
     import torch
 
-    global _WORKER_DEVICE
+    global _WORKER_DEVICE, _WORKER_SINK
     torch.set_num_threads(threads)
     if devices is not None:
         _WORKER_DEVICE = devices.get()
+    if sink is not None:
+        _WORKER_SINK = sink
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        threading.Thread(target=_exit_when_orphaned, args=(os.getppid(),), daemon=True).start()
+
+
+def _exit_when_orphaned(driver: int) -> None:
+    """End this worker once its parent is no longer ``driver`` (the driver died and it was re-parented)."""
+    while os.getppid() == driver:
+        time.sleep(ORPHAN_POLL_SECONDS)
+    os._exit(1)
+
+
+def _terminate_workers(pool: ProcessPoolExecutor) -> None:
+    """Cancel ``pool``'s queued tasks and terminate its workers, mid-cell or not (Python 3.14 has a
+    method for it; before, the processes must be taken before shutdown forgets them)."""
+    terminate = getattr(pool, "terminate_workers", None)
+    if terminate is not None:
+        terminate()
+        return
+    processes = list((getattr(pool, "_processes", None) or {}).values())
+    pool.shutdown(wait=False, cancel_futures=True)
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        process.join(timeout=10)
 
 
 class LocalExecutor:
@@ -118,20 +158,26 @@ class LocalExecutor:
             slots = spawn.Queue()
             for device in self.devices:
                 slots.put(device)
-        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=spawn, initializer=_init_worker, initargs=(self.threads, slots))
-        with spawn.Manager() as manager, pool:
-            sink = manager.Queue()
-            running = {pool.submit(execute_group, group, _fresh(ctx), sink) for group in group_by_victim(cells)}
-            try:
-                while running or not sink.empty():
-                    try:
-                        yield sink.get(timeout=0.5)
-                    except queue.Empty:
-                        for future in [f for f in running if f.done()]:
-                            future.result()  # a worker that died raises here
-                            running.discard(future)
-            finally:  # the driver stopped early (a record it could not store): start no other group
-                pool.shutdown(wait=False, cancel_futures=True)
+        sink = spawn.Queue()
+        pool = ProcessPoolExecutor(max_workers=self.jobs, mp_context=spawn, initializer=_init_worker,
+                                   initargs=(self.threads, slots, sink))
+        running = {pool.submit(execute_group, group, _fresh(ctx)) for group in group_by_victim(cells)}
+        sent = received = 0
+        try:
+            while running or received < sent:
+                try:
+                    record = sink.get(timeout=0.5)
+                except queue.Empty:
+                    for future in [f for f in running if f.done()]:
+                        sent += future.result()  # a worker that died raises here
+                        running.discard(future)
+                    continue
+                received += 1
+                yield record
+        finally:  # stopped early (interrupted, a record it could not store): stop every worker now
+            if running:
+                _terminate_workers(pool)
+            pool.shutdown(wait=True)
 
 
 def _stream_group_in_ray(cells: list[Cell], ctx, threads: int, on_gpu: bool) -> Iterator[CellRecord]:
