@@ -17,7 +17,7 @@ All functions are pure: they return new frames and never change their input.
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import TYPE_CHECKING
 
 import numpy as np
@@ -112,6 +112,17 @@ def at_default_settings(table: pd.DataFrame, *, budget: AttackBudget = 1.0) -> p
         elif wanted != knob.default:
             at_default &= False
     return table[keep | at_default]
+
+
+def plain_key(values: Iterable[object]) -> tuple:
+    """``values`` as a hashable configuration key, every missing value (None, NaN, pandas' NA) as None,
+    since NaN never equals itself."""
+    return tuple(None if v is None or v is pd.NA or (isinstance(v, float) and math.isnan(v)) else v for v in values)
+
+
+def config_key(row: Mapping, fields: Iterable[str]) -> tuple:
+    """The values of ``fields`` in ``row`` (a record or a table row) as a :func:`plain_key`."""
+    return plain_key(row.get(f) for f in fields)
 
 
 def victim_fields(table: pd.DataFrame) -> list[str]:

@@ -25,7 +25,7 @@ import numpy as np
 import pandas as pd
 
 from bench.attack_knobs import ATTACKER_TUNING_KNOBS
-from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile
+from bench.report.aggregate import aggregate, at_default_settings, config_key, ok_rows, select_profile
 from bench.report.budgets import AttackBudget
 from bench.report.convergence import judge_at, legend
 from bench.report.failures import failure_notes
@@ -38,7 +38,6 @@ from bench.report.tables import (
     BuiltTable,
     _cell_text,
     _factors,
-    _key,
     _mark,
     budget_suffix,
     row_fields,
@@ -117,7 +116,7 @@ def build_label_table(table: pd.DataFrame, spec: TableSpec, profile: str | None 
     agg = aggregate(rows, metrics=metrics) if len(rows) else pd.DataFrame(columns=["attack", "metric"])
     fields = row_fields(agg) if len(agg) else ()
     knobs = {c.attack: c.knobs for c in columns}
-    cells = {(_key(r, fields), r["attack"], _settings(r, knobs.get(r["attack"], ())), r["metric"]): r
+    cells = {(config_key(r, fields), r["attack"], _settings(r, knobs.get(r["attack"], ())), r["metric"]): r
              for r in agg.to_dict("records")}
     configs = agg[list(fields)].drop_duplicates() if len(agg) else pd.DataFrame()
     factors = _factors(configs, spec.rows, fields) if len(configs) else []
@@ -126,12 +125,12 @@ def build_label_table(table: pd.DataFrame, spec: TableSpec, profile: str | None 
                                       na_position="first")
     varying = sorted({k for c in columns for k in c.knobs})
     judged = judge_at(stored, by=[f for f in (*fields, *varying) if f in stored], budget=attack_budget)
-    verdicts = {(_key(r, fields), r["attack"], _settings(r, knobs.get(r["attack"], ()))): r[CONVERGENCE]
+    verdicts = {(config_key(r, fields), r["attack"], _settings(r, knobs.get(r["attack"], ()))): r[CONVERGENCE]
                 for r in judged.to_dict("records")}
     footnotes: list[str] = []
     body, numbers = [], []
     for config in configs.to_dict("records"):
-        key = _key(config, fields)
+        key = config_key(config, fields)
         line: list[str] = [factor_value(f, config[f]) for f in factors]
         for col in columns:
             settings = tuple(v for _, v in col.settings)
@@ -162,7 +161,7 @@ def build_label_table(table: pd.DataFrame, spec: TableSpec, profile: str | None 
 
 
 def _settings(record: Mapping, knobs: Iterable[str]) -> tuple:
-    return tuple(_key(record, tuple(knobs)))
+    return tuple(config_key(record, tuple(knobs)))
 
 
 def _shown(r: Mapping | None, chance: Mapping | None, col: LabelColumn, verdict, spec: TableSpec,

@@ -26,12 +26,12 @@ import pandas as pd
 from scipy import stats
 
 from bench.leakage.names import MEASURES
-from bench.report.aggregate import aggregate, select_profile, victim_fields, victim_view
+from bench.report.aggregate import aggregate, config_key, select_profile, victim_fields, victim_view
 from bench.report.budgets import AttackBudget
 from bench.report.floor import FLOOR_KEYS
 from bench.report.labels import DATASET_LABELS, FACTOR_LABELS, MINUS, VICTIM_DIRECTION, metric_label, privacy_direction
 from bench.report.table_specs import WORST, TableSpec
-from bench.report.tables import DASH, BuiltTable, _key, _mark
+from bench.report.tables import DASH, BuiltTable, _mark
 from bench.report.worst_case import worst_case
 
 # +1: a larger value means the payload gives more of the input away; -1: less (the Cramér-Rao bound on the MSE).
@@ -64,12 +64,12 @@ def rank_correlations(table: pd.DataFrame, *, metric: str = "ssim", profile: str
     if measures.empty or worst.empty:
         return pd.DataFrame(columns=COLUMNS)
     fields = tuple(f for f in victim_fields(measures) if f in worst)
-    leaked = dict(zip((_key(r, fields) for r in worst.to_dict("records")), -privacy_direction(metric) * worst["mean"]))
+    leaked = dict(zip((config_key(r, fields) for r in worst.to_dict("records")), -privacy_direction(metric) * worst["mean"]))
     rows = []
     for place, mine in measures.groupby(list(FLOOR_KEYS), sort=True):
         for measure in (m for m in MEASURES if m in set(mine["metric"])):
             values = mine[mine["metric"] == measure].to_dict("records")
-            keyed = ((r["mean"], _key(r, fields)) for r in values)
+            keyed = ((r["mean"], config_key(r, fields)) for r in values)
             pairs = [(LEAKS_MORE[measure] * m, leaked[k]) for m, k in keyed
                      if k in leaked and math.isfinite(m) and math.isfinite(leaked[k])]
             rows.append({**dict(zip(FLOOR_KEYS, place)), "measure": measure, "metric": metric, **correlate(pairs)})

@@ -25,7 +25,7 @@ from typing import Any
 import pandas as pd
 
 from bench.attack_knobs import MEASURED
-from bench.report.aggregate import aggregate, at_default_settings, ok_rows, select_profile, victim_fields, victim_view
+from bench.report.aggregate import aggregate, at_default_settings, config_key, ok_rows, select_profile, victim_fields, victim_view
 from bench.report.budgets import AttackBudget, budget_notes, describe
 from bench.report.convergence import judge_at, legend
 from bench.report.failures import failure_notes
@@ -215,8 +215,8 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     wanted = {(c.attack, c.metric) for c in present}
     records = [r for r in agg.to_dict("records") if (_none(r["attack"]), r["metric"]) in wanted]
     fields = row_fields(agg)
-    cells = {(_key(r, fields), _none(r["attack"]), r["metric"]): r for r in records}
-    stored = {(_key(r, fields), _none(r["attack"])) for r in records}
+    cells = {(config_key(r, fields), _none(r["attack"]), r["metric"]): r for r in records}
+    stored = {(config_key(r, fields), _none(r["attack"])) for r in records}
     configs = pd.DataFrame(records, columns=list(fields))[list(fields)].drop_duplicates()
     factors = _factors(configs, spec.rows, fields)
     configs = configs.sort_values(
@@ -231,14 +231,14 @@ def build_table(table: pd.DataFrame, spec: TableSpec, profile: str | None = None
     config_rows = configs.to_dict("records")
     last = {tuple(c[k] for k in FLOOR_KEYS): i for i, c in enumerate(config_rows)}
     judged = judge_at(table[table["attack"].isin(attacks)], by=[f for f in fields if f in table], budget=attack_budget)
-    verdicts = {(_key(r, fields), r["attack"]): r["convergence"] for r in judged.to_dict("records")}
+    verdicts = {(config_key(r, fields), r["attack"]): r["convergence"] for r in judged.to_dict("records")}
     fell: dict[tuple, list[int]] = {}
     for r in sorted(runs_past_floor(ok_rows(read), table).to_dict("records"), key=lambda r: r["seed"]):
-        fell.setdefault((_key(r, fields), r["attack"], r["metric"]), []).append(int(r["seed"]))
+        fell.setdefault((config_key(r, fields), r["attack"], r["metric"]), []).append(int(r["seed"]))
     footnotes: list[str] = []
     body_rows, numbers, floor_keys = [], [], []
     for i, config in enumerate(config_rows):
-        key = _key(config, fields)
+        key = config_key(config, fields)
         line = [factor_value(f, config[f]) for f in factors]
         for col in present:
             r = cells.get((key, col.attack, col.metric))
@@ -345,11 +345,6 @@ def _floor_line(place: tuple, factors: list[str], present: list[Column], floored
 
 def _none(value: object) -> object:
     return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
-
-
-def _key(record: dict, fields: tuple[str, ...]) -> tuple:
-    """A configuration as a hashable key (every unset value as None)."""
-    return tuple(_none(record.get(f)) for f in fields)
 
 
 def _factors(configs: pd.DataFrame, rows: tuple[str, ...], fields: tuple[str, ...]) -> list[str]:

@@ -23,7 +23,7 @@ from collections.abc import Iterable
 import numpy as np
 import pandas as pd
 
-from bench.report.aggregate import aggregate, diverged_cells, ok_rows, t_halfwidth, victim_fields
+from bench.report.aggregate import aggregate, config_key, diverged_cells, ok_rows, plain_key, t_halfwidth, victim_fields
 from bench.report.floor import PRIOR
 from bench.report.labels import privacy_direction
 from bench.run.table import ATTACK_KNOB_PREFIX, attacks_reading
@@ -96,8 +96,8 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
     for key, seeds in per_seed.groupby([*fields, "metric"], dropna=False, sort=False):
         seeds = seeds.sort_values("seed")
         values = seeds["value"].to_numpy(dtype=float)
-        runs, dropped = stored.get(_plain_key(key), (len(values), 0))
-        seed_stats[_plain_key(key)] = {
+        runs, dropped = stored.get(plain_key(key), (len(values), 0))
+        seed_stats[plain_key(key)] = {
             **most_frequent_winner(seeds.to_dict("records"), key[-1], settings),
             "mean": float(values.mean()), "ci": t_halfwidth(values, level), "n": len(values),
             "n_runs": max(runs, len(values)), "n_diverged": dropped, "note": None,
@@ -105,20 +105,15 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
             **({"n_pairs": 0} if "n_pairs" in picked.columns else {})}
     out = []
     for row in picked.to_dict("records"):
-        out.append({**row, **seed_stats.get(_plain_key(tuple(row[f] for f in (*fields, "metric"))), {})})
+        out.append({**row, **seed_stats.get(config_key(row, (*fields, "metric")), {})})
     return pd.DataFrame(out, columns=picked.columns)
-
-
-def _plain_key(values: tuple) -> tuple:
-    """A configuration key with every missing value as None (NaN never equals itself)."""
-    return tuple(None if v is None or (isinstance(v, float) and np.isnan(v)) else v for v in values)
 
 
 def most_frequent_winner(seeds: list[dict], metric: str, settings: list[str]) -> dict:
     """``{"attack": ..., <settings>: ...}`` of the (attack, settings) strongest on the most seeds
     (ties: the one that leaked more where it won, then the first name) among per-seed winners."""
     def who(s: dict) -> tuple:
-        return (s["attack"], *_plain_key(tuple(s.get(c) for c in settings)))
+        return (s["attack"], *config_key(s, settings))
 
     wins = Counter(who(s) for s in seeds)
     leak = {w: max(privacy_direction(metric) * -s["value"] for s in seeds if who(s) == w) for w in wins}
@@ -136,7 +131,7 @@ def _seeds_stored(table: pd.DataFrame, kind: str, fields: list[str]) -> dict[tup
     rows = rows.assign(_diverged=rows["cell_id"].isin(diverged_cells(table)))
     per_seed = rows.groupby([*fields, "metric", "seed"], dropna=False)["_diverged"].all().reset_index()
     counts = per_seed.groupby([*fields, "metric"], dropna=False)["_diverged"].agg(["size", "sum"])
-    return {_plain_key(key): (int(size), int(dropped)) for key, size, dropped in zip(counts.index, counts["size"], counts["sum"])}
+    return {plain_key(key): (int(size), int(dropped)) for key, size, dropped in zip(counts.index, counts["size"], counts["sum"])}
 
 
 def seed_worst_cases(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, kind: str = IMAGE) -> pd.DataFrame:

@@ -20,6 +20,7 @@ from collections.abc import Mapping
 import numpy as np
 import pandas as pd
 
+from bench.report.aggregate import config_key
 from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNSTABLE, Convergence
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
 from bench.report.labels import ci_wider_than_range, privacy_direction, split_scoring
@@ -31,7 +32,7 @@ from bench.site.records import RecordFile
 from bench.site.reproduce import code_flags, reproduce_json
 from bench.site.row_labels import SETTING_FIELDS, LabelDefaults, defense_row_label, disambiguate, knob_text, row_label
 from bench.site.schema import SCHEMA_VERSION
-from bench.site.values import as_int, key_of, plain, stat
+from bench.site.values import as_int, plain, stat
 from bench.site.views import ProfileViews, profile_views
 from bench.site.worst import seeds_json
 
@@ -75,7 +76,7 @@ def slug(text: str) -> str:
 
 def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapping[str, RecordFile],
            label_defaults: LabelDefaults) -> dict:
-    key = key_of(config, views.fields)
+    key = config_key(config, views.fields)
     knobs = {k: v for k, v in config.items() if k not in BASE_FIELDS and v is not None}
     victim = views.victim.get(key, {})
     items = sorted(views.attacks.get(key, {}).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))
@@ -155,15 +156,15 @@ def _record(row: Mapping, file: RecordFile) -> dict:
 def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews, cells: pd.DataFrame) -> dict:
     """One attack configuration of an entry; ``cells``: the entry's own rows of ``views.cells`` (the
     columns read here: filtering the whole wide table was most of the time of building the entries)."""
-    key = key_of(config, views.fields)
+    key = config_key(config, views.fields)
     settings = views.settings(settings_key)
     headline = views.headlines.get(attack, "")  # none recorded: an unregistered attack's older rows
     budget = float(settings.get("budget", 1.0))
     others = {k: v for k, v in zip(views.attack_fields, settings_key) if k in views.other_settings}
-    verdict = views.convergence.get((key, attack, key_of(others, views.other_settings), budget),
+    verdict = views.convergence.get((key, attack, config_key(others, views.other_settings), budget),
                                     Convergence(budget, budget * BUDGET_FACTOR, headline, UNKNOWN))
     mine = cells[cells["attack"] == attack]
-    mine = mine[[key_of(r, views.attack_fields) == settings_key for r in mine.to_dict("records")]]
+    mine = mine[[config_key(r, views.attack_fields) == settings_key for r in mine.to_dict("records")]]
     return {
         "attack": attack, "settings": settings,
         "threat_model": plain(mine["threat_model"].dropna().iloc[0]) if mine["threat_model"].notna().any() else None,
@@ -183,9 +184,9 @@ def convergence_json(verdict: Convergence) -> dict:
 
 
 def _worst(config: dict, metric: str, row: Mapping, views: ProfileViews) -> dict:
-    settings_key = key_of(row, views.attack_fields)
+    settings_key = config_key(row, views.attack_fields)
     base = floor_metric(metric)
-    floor_row = views.floor.get(key_of(config, ("dataset", "victim", "cut")), {}).get(base)
+    floor_row = views.floor.get(config_key(config, ("dataset", "victim", "cut")), {}).get(base)
     worst_seeds = [s["value"] for s in row.get("seeds", [])]
     prior_seeds = views.prior_seeds.get((config["dataset"], config["victim"], config["cut"], base), [])
     leakage = None
@@ -218,7 +219,7 @@ def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_le
 
 
 def _floor(config: dict, views: ProfileViews) -> dict | None:
-    rows = views.floor.get(key_of(config, ("dataset", "victim", "cut")), {})
+    rows = views.floor.get(config_key(config, ("dataset", "victim", "cut")), {})
     kept = {m: stat(r) for m, r in sorted(rows.items())
             if privacy_direction(m) and split_scoring(m)[1] not in BASELINE_SUFFIXES}
     return {"attack": PRIOR, "metrics": kept} if kept else None

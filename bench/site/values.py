@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping
+from collections.abc import Mapping
 
 import pandas as pd
 
@@ -37,6 +37,3 @@ def stat(row: Mapping | None) -> dict:
             "note": str(note) if note is not None else None}
 
 
-def key_of(row: Mapping, fields: Iterable[str]) -> tuple:
-    """The values of ``fields`` in ``row`` as a hashable key (missing and NaN as None)."""
-    return tuple(plain(row.get(f)) for f in fields)

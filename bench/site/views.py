@@ -2,7 +2,7 @@
 
 A configuration is a trained victim's: :func:`bench.report.aggregate.victim_fields` (profile, dataset,
 victim, cut, defense, every defense knob, the setting). Every lookup table here is keyed by the
-values of those fields (:func:`bench.site.values.key_of`), so the victim's utility, each attack's
+values of those fields (:func:`bench.site.values.config_key`), so the victim's utility, each attack's
 metrics, the worst case and the failed cells of one configuration meet in one entry.
 """
 from __future__ import annotations
@@ -16,6 +16,7 @@ from bench.leakage.names import MEASURES
 from bench.report.aggregate import (
     aggregate,
     config_fields,
+    config_key,
     diverged_cells,
     not_learned_cells,
     numeric_factors,
@@ -29,7 +30,6 @@ from bench.report.label_table import CHANCE
 from bench.report.labels import privacy_direction
 from bench.report.worst_case import IMAGE, TABULAR
 from bench.run.table import ATTACK_KNOB_PREFIX, headline_metrics
-from bench.site.values import key_of
 from bench.site.worst import seed_worst_rows
 
 VICTIM_STATS = ("accuracy", "accuracy_delta_vs_raw", "bytes_up_per_sample", "bytes_down_per_sample", "best_val_perplexity",
@@ -99,19 +99,19 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
     fields = victim_fields(table)
     attack_fields = [c for c in config_fields(table) if c.startswith(ATTACK_KNOB_PREFIX)]
     cells = table.drop_duplicates("cell_id").copy()
-    cells["_key"] = [key_of(r, fields) for r in cells.to_dict("records")]
+    cells["_key"] = [config_key(r, fields) for r in cells.to_dict("records")]
     views = ProfileViews(fields=fields, attack_fields=attack_fields, cells=cells, headlines=headline_metrics(table),
                          diverged=diverged_cells(table), not_learned=not_learned_cells(table))
     if ok.empty:
         return views
     victims = victim_view(table)
     for row in aggregate(victims, metrics=VICTIM_STATS, level=level).to_dict("records"):
-        views.victim.setdefault(key_of(row, fields), {})[row["metric"]] = row
+        views.victim.setdefault(config_key(row, fields), {})[row["metric"]] = row
     for row in aggregate(victims, metrics=list(MEASURES), level=level).to_dict("records"):
-        views.attack_free.setdefault(key_of(row, fields), {})[row["metric"]] = row
+        views.attack_free.setdefault(config_key(row, fields), {})[row["metric"]] = row
     dp_rows = ok[ok["metric"].isin(DP_METRICS)].dropna(subset=["value"])
     for row in dp_rows.to_dict("records"):
-        values = views.dp.setdefault(key_of(row, fields), {}).setdefault(row["metric"], [])
+        values = views.dp.setdefault(config_key(row, fields), {}).setdefault(row["metric"], [])
         if float(row["value"]) not in values:
             values.append(float(row["value"]))
     for metrics in views.dp.values():
@@ -121,19 +121,20 @@ def profile_views(table: pd.DataFrame, *, level: float = 0.95) -> ProfileViews:
     metrics = sorted(m for m in attacked["metric"].unique() if privacy_direction(m))
     if metrics:
         for row in aggregate(attacked, metrics=metrics, level=level).to_dict("records"):
-            slot = views.attacks[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})
+            slot = views.attacks[config_key(row, fields)].setdefault((row["attack"], config_key(row, attack_fields)), {})
             slot[row["metric"]] = row
     chance = [m for m in CHANCE.values() if m in set(attacked["metric"])]
     for row in (aggregate(attacked, metrics=chance, level=level).to_dict("records") if chance else []):
-        views.chance[key_of(row, fields)].setdefault((row["attack"], key_of(row, attack_fields)), {})[row["metric"]] = row
+        views.chance[config_key(row, fields)].setdefault((row["attack"], config_key(row, attack_fields)), {})[row["metric"]] = row
     for kind in (IMAGE, TABULAR):  # seed by seed; the seed-mean pick only where no seed has a value (its note)
         for key, rows in seed_worst_rows(table, fields=fields, attack_fields=attack_fields, kind=kind, level=level).items():
             views.worst[key].update(rows)
     for row in prior_floor(table, level=level).to_dict("records"):
-        views.floor[key_of(row, FLOOR_KEYS)][row["metric"]] = row
+        views.floor[config_key(row, FLOOR_KEYS)][row["metric"]] = row
     for row in prior_seed_values(table).dropna(subset=["value"]).to_dict("records"):
-        views.prior_seeds.setdefault(key_of(row, (*FLOOR_KEYS, "metric")), []).append(float(row["value"]))
+        views.prior_seeds.setdefault(config_key(row, (*FLOOR_KEYS, "metric")), []).append(float(row["value"]))
     for row in judge_cells(attacked, by=[*fields, *views.other_settings]).to_dict("records"):
-        views.convergence[(key_of(row, fields), row["attack"], key_of(row, views.other_settings), row["budget"])] = row["convergence"]
+        settings = config_key(row, views.other_settings)
+        views.convergence[(config_key(row, fields), row["attack"], settings, row["budget"])] = row["convergence"]
     return views
 

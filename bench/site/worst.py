@@ -8,8 +8,9 @@ from collections import defaultdict
 
 import pandas as pd
 
+from bench.report.aggregate import config_key
 from bench.report.worst_case import seed_worst_cases, worst_case
-from bench.site.values import key_of, plain
+from bench.site.values import plain
 
 
 def seed_worst_rows(table: pd.DataFrame, *, fields: list[str], attack_fields: list[str], kind: str,
@@ -31,12 +32,12 @@ def seed_worst_rows(table: pd.DataFrame, *, fields: list[str], attack_fields: li
     """
     seeds: dict[tuple, list[dict]] = defaultdict(list)
     for row in seed_worst_cases(table, kind=kind).to_dict("records"):
-        seeds[key_of(row, fields), row["metric"]].append(
-            {"seed": int(row["seed"]), "attack": row["attack"], "settings_key": key_of(row, attack_fields),
+        seeds[config_key(row, fields), row["metric"]].append(
+            {"seed": int(row["seed"]), "attack": row["attack"], "settings_key": config_key(row, attack_fields),
              "value": float(row["value"])})
     out: dict[tuple, dict[str, dict]] = defaultdict(dict)
     for row in worst_case(table, level=level, kind=kind).to_dict("records"):
-        key = key_of(row, fields)
+        key = config_key(row, fields)
         out[key][row["metric"]] = {**row, "seeds": sorted(seeds.get((key, row["metric"]), []), key=lambda s: s["seed"])}
     return out
 
