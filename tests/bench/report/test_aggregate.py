@@ -5,7 +5,7 @@ import pandas as pd
 import pytest
 from scipy import stats
 
-from bench.report.aggregate import aggregate, numeric_factors, pareto_mask, select_profile, t_halfwidth, victim_view
+from bench.report.aggregate import aggregate, config_key, numeric_factors, pareto_mask, select_profile, t_halfwidth, victim_view
 from tests.bench.report import synthetic
 
 
@@ -304,3 +304,11 @@ def test_numeric_factors_parse_each_distinct_value_as_every_row_would_be():
     fast, slow = numeric_factors(table, fields), row_by_row_numeric_factors(table, fields)
     pd.testing.assert_frame_equal(fast, slow)
     assert fast["cr"].tolist()[:2] == [8.0, 8.0] and fast["sigma"].tolist()[0] == "0.5" and fast["unset"].dtype == float
+
+
+def test_a_configuration_key_matches_a_record_and_a_table_row_whatever_form_its_missing_values_take():
+    record = {"defense": "raw", "cr": None, "seed": 0}
+    row = pd.DataFrame([{"defense": "raw", "cr": np.nan, "seed": 0}]).astype({"cr": "Float64"}).iloc[0]  # pandas' NA
+    assert config_key(row, ("defense", "cr", "seed")) == config_key(record, ("defense", "cr", "seed")) == ("raw", None, 0)
+    assert config_key({"defense": "raw", "cr": float("nan")}, ("defense", "cr", "absent")) == ("raw", None, None)
+    assert config_key({"cr": 8.0}, ("cr",)) != config_key({"cr": None}, ("cr",))
