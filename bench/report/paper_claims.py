@@ -147,6 +147,14 @@ def _shredder(attack: str) -> Selector:
     return Selector("shredder", attack, 8.0, knobs=(("shredder_lambda", 0.5),))
 
 
+def _disco(attack: str, alpha: float) -> Selector:
+    return Selector("disco", attack, 8.0, knobs=(("disco_alpha", alpha),))
+
+
+def _adversarial(attack: str) -> Selector:
+    return Selector("adversarial", attack, 8.0, knobs=(("adv_lambda", 0.3),))
+
+
 def _mid(attack: str) -> Selector:
     return Selector("mid", attack, 8.0, knobs=(("mid_lambda", 0.5),))
 
@@ -185,6 +193,23 @@ FIELD_CLAIMS: list[Claim] = [
     _ordering("mid-ssim-below-learned-1x1-cr8", "MID abstract",
               "MID (λ 0.5) lowers what the reference decoder reconstructs below the same bytes without MID "
               "(learned 1×1, CR 8)", "ssim", _mid("decoder-ref"), "<", Selector("learned-1x1", "decoder-ref", 8.0)),
+    # DISCO (arXiv:2012.11025, CVPR 2021), abstract: "selectively removing features in this latent space can protect the
+    # sensitive information and provide a better privacy-utility trade-off"; its α weighs the proxy's reconstruction
+    # loss against the task's, so a larger α should leave less to reconstruct.
+    _ordering("disco-larger-alpha-lower-ssim-cr8", "DISCO abstract",
+              "DISCO: a larger α (0.75 against 0.25) lowers the reference decoder's SSIM further", "ssim",
+              _disco("decoder-ref", 0.75), "<", _disco("decoder-ref", 0.25)),
+    # ResSFL (arXiv:2205.04007, CVPR 2022), abstract: attacker-aware training "mitigates MI attack ... with a high
+    # reconstruction Mean-Square-Error of 0.050 compared to 0.005 obtained by the baseline system" at "only 1% accuracy
+    # drop". Adversarial learning at CR 8 is learned 1×1 at CR 8 trained against its proxy decoder, so learned 1×1 is
+    # the baseline system.
+    _ordering("adversarial-mse-above-learned-1x1-cr8", "ResSFL abstract",
+              "Adversarial learning (λ 0.3) raises the reference decoder's MSE above the same code trained without its "
+              "proxy (learned 1×1, CR 8)", "mse", _adversarial("decoder-ref"), ">", Selector("learned-1x1", "decoder-ref", 8.0)),
+    _ordering("adversarial-loses-at-most-1-point-cr8", "ResSFL abstract",
+              "Adversarial learning (λ 0.3) loses at most 1 accuracy point against the same code trained without its "
+              "proxy (learned 1×1, CR 8)", "accuracy", _adversarial("none"), ">", Selector("learned-1x1", cr=8.0),
+              offset=-0.01),
     _ordering("c3sl-keeps-98pct-cr16", "C3-SL abstract",
               "C3-SL at R = 16 keeps ≥ 98% of raw accuracy (\"negligible accuracy drops\")", "accuracy",
               Selector("c3sl", cr=16.0), ">", Selector("raw"), factor=0.98),

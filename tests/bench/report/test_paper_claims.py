@@ -175,6 +175,12 @@ FIELD_QUOTES = {
     # MID, arXiv:2301.01142, abstract.
     "mid": "testify the effectiveness of our MID method in defending existing attacks in VFL, including label inference "
            "attacks, backdoor attacks and feature reconstruction attacks",
+    # DISCO, arXiv:2012.11025, abstract.
+    "disco": "selectively removing features in this latent space can protect the sensitive information and provide a "
+             "better privacy-utility trade-off",
+    # ResSFL, arXiv:2205.04007, abstract.
+    "ressfl": "with a high reconstruction Mean-Square-Error of 0.050 compared to 0.005 obtained by the baseline system. "
+              "The framework achieves 67.5% accuracy (only 1% accuracy drop)",
     # C3-SL, arXiv:2207.12397, abstract.
     "c3sl": "achieves a 16x compression ratio with negligible accuracy drops compared with the vanilla SL",
     # Li et al., "Label Leakage and Protection in Two-party Split Learning", ICLR 2022, arXiv:2102.08504, abstract
@@ -192,6 +198,14 @@ def shredder_at(attack: str) -> Selector:
     return Selector("shredder", attack, 8, knobs=(("shredder_lambda", 0.5),))
 
 
+def disco_at(attack: str, alpha: float) -> Selector:
+    return Selector("disco", attack, 8, knobs=(("disco_alpha", alpha),))
+
+
+def adversarial_at(attack: str) -> Selector:
+    return Selector("adversarial", attack, 8, knobs=(("adv_lambda", 0.3),))
+
+
 def mid_at(attack: str) -> Selector:
     return Selector("mid", attack, 8, knobs=(("mid_lambda", 0.5),))
 
@@ -204,6 +218,12 @@ PINS.update({
     "mid-model-completion-below-raw": Pin("label_accuracy", mid_at("model-completion"), "<", S("raw", "model-completion"),
                                           "mid"),
     "mid-ssim-below-learned-1x1-cr8": Pin("ssim", mid_at("decoder-ref"), "<", S("learned-1x1", "decoder-ref", 8), "mid"),
+    "disco-larger-alpha-lower-ssim-cr8": Pin("ssim", disco_at("decoder-ref", 0.75), "<", disco_at("decoder-ref", 0.25), "disco"),
+    # ResSFL's baseline system is the same client trained without the adversary: learned 1×1 at the same bytes.
+    "adversarial-mse-above-learned-1x1-cr8": Pin("mse", adversarial_at("decoder-ref"), ">", S("learned-1x1", "decoder-ref", 8),
+                                                "ressfl"),
+    "adversarial-loses-at-most-1-point-cr8": Pin("accuracy", adversarial_at("none"), ">", S("learned-1x1", cr=8), "ressfl",
+                                                offset=-0.01),
     "c3sl-keeps-98pct-cr16": Pin("accuracy", S("c3sl", cr=16), ">", S("raw"), "c3sl", factor=0.98),
     "nopeek-ssim-below-learned-1x1-cr8": Pin("ssim", nopeek_at("decoder-ref", 0.001), "<", S("learned-1x1", "decoder-ref", 8),
                                             "nopeek"),
