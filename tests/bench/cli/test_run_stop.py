@@ -46,7 +46,7 @@ def started():
 def start_grid(tmp_path, started):
     out = tmp_path / "out"
     command = [sys.executable, "-c", "from bench.cli import main; main()", "run", "--dataset", "digits", "--profile", "smoke",
-               "--defense", "raw", "--attack", "decoder-ref", "--seeds", MANY_CELLS, "--jobs", "2", "--quiet",
+               "--defense", "raw", "--attack", "none", "--seeds", MANY_CELLS, "--jobs", "2", "--quiet",
                "--out", str(out), "--data-root", str(tmp_path), "--no-download"]
     driver = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                               env={**os.environ, "OMP_NUM_THREADS": "1"})
