@@ -35,5 +35,3 @@ def stat(row: Mapping | None) -> dict:
     return {"mean": plain(row.get("mean")), "ci95": plain(row.get("ci")), "n": as_int(row.get("n")) or 0,
             "n_runs": as_int(row.get("n_runs")) or 0, "n_diverged": as_int(row.get("n_diverged")) or 0,
             "note": str(note) if note is not None else None}
-
-

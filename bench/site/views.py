@@ -2,7 +2,7 @@
 
 A configuration is a trained victim's: :func:`bench.report.aggregate.victim_fields` (profile, dataset,
 victim, cut, defense, every defense knob, the setting). Every lookup table here is keyed by the
-values of those fields (:func:`bench.site.values.config_key`), so the victim's utility, each attack's
+values of those fields (:func:`bench.report.aggregate.config_key`), so the victim's utility, each attack's
 metrics, the worst case and the failed cells of one configuration meet in one entry.
 """
 from __future__ import annotations
