@@ -45,3 +45,17 @@ def test_grid_file_covers_every_stored_cell(folder):
     stored = {record.stem for record in (RESULTS / folder / "cells").glob("*.json")}
     missing = stored - {cell.id for cell in grid.cells}
     assert not missing, f"results/{folder}: {len(missing)} stored cells not in grid.toml, e.g. {sorted(missing)[:3]}"
+
+
+@pytest.mark.parametrize("folder", FOLDERS)
+def test_the_committed_table_holds_exactly_the_stored_cells(folder):
+    """Readers of a clone use ``results.parquet`` (:meth:`bench.run.store.ResultStore.current_table`):
+    it must have been collected after the last cell was added or removed."""
+    import pandas as pd
+
+    table = RESULTS / folder / "results.parquet"
+    assert table.is_file(), f"results/{folder} has stored cells but no results.parquet (run bench run or collect)"
+    stored = {record.stem for record in (RESULTS / folder / "cells").glob("*.json")}
+    collected = set(pd.read_parquet(table, columns=["cell_id"])["cell_id"])
+    assert collected == stored, (f"results/{folder}: results.parquet is stale ({len(stored - collected)} cells not in "
+                                 f"it, {len(collected - stored)} gone); re-collect it")

@@ -21,24 +21,25 @@ FIGURE_NAMES = ("4", "5", "6", "9", "15a", "pareto")
 
 def load_results(results: Path) -> pd.DataFrame:
     """The tidy table stored under ``results`` (read only): ``results.parquet`` (else ``results.csv``)
-    when it is newer than every cell record, else the records under ``cells/``, collected in memory.
+    when it is newer than every cell record (:meth:`~bench.run.store.ResultStore.current_table`), else
+    the records under ``cells/``, collected in memory.
 
     Raises:
         click.BadParameter: the folder holds no stored results.
     """
     import pandas as pd
 
-    from bench.run.store import ResultStore
+    from bench.run.store import TABLE_NAMES, ResultStore
     from bench.run.table import with_attack_facts, with_tuning_knob_defaults
 
     results = Path(results)
     store = ResultStore(results)
-    has_records = any(store.cells_dir.glob("*.json")) if store.cells_dir.is_dir() else False
-    if not has_records or store.table_is_current():
-        if (results / "results.parquet").exists():
-            return with_tuning_knob_defaults(with_attack_facts(pd.read_parquet(results / "results.parquet")))
-        if (results / "results.csv").exists():
-            return with_tuning_knob_defaults(with_attack_facts(pd.read_csv(results / "results.csv")))
+    has_records = store.cells_dir.is_dir() and any(store.cells_dir.glob("*.json"))
+    table = store.current_table() if has_records else next(
+        (results / name for name in TABLE_NAMES if (results / name).exists()), None)
+    if table is not None:
+        read = pd.read_parquet if table.suffix == ".parquet" else pd.read_csv
+        return with_tuning_knob_defaults(with_attack_facts(read(table)))
     if has_records:
         from bench.run.derived import add_derived_metrics
 

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import pandas as pd
 
 from bench.attack_knobs import MEASURED
-from bench.report.aggregate import at_default_settings, ok_rows
+from bench.report.aggregate import at_default_settings, ok_rows, plain_key
 from bench.report.budgets import AttackBudget, parts_at
 from bench.report.labels import MINUS, privacy_direction
 from bench.report.verdicts import CONVERGED, NOT_CONVERGED, UNKNOWN, UNSTABLE
@@ -160,11 +160,16 @@ def judge_cells(rows: pd.DataFrame, *, by: Sequence[str] = ()) -> pd.DataFrame:
     victims = rows["victim_key"].fillna("").astype(str) if "victim_key" in rows else ""
     rows = rows.assign(_budget=1.0 if budgets is None else budgets.fillna(1.0), _seed=rows["seed"].astype(int),
                        _victim=victims)[[*by, "headline_metric", "_budget", "_seed", "_victim", "value"]]
+    # One grouping for every configuration, budget and victim (a grouping per configuration cost seconds).
+    means = rows.groupby([*by, "_budget", "_seed", "_victim"], dropna=False, sort=True).agg(
+        value=("value", "mean"), metric=("headline_metric", "first"))
+    configurations: dict[tuple, tuple[tuple, str, dict[float, dict]]] = {}  # NaN never equals itself: plain keys
+    for index, value, metric in zip(means.index, means["value"], means["metric"]):
+        key, (budget, seed, victim) = index[:len(by)], index[len(by):]
+        _, _, values = configurations.setdefault(plain_key(key), (key, str(metric), {}))
+        values.setdefault(budget, {})[(seed, victim)] = value
     out = []
-    for key, cells in rows.groupby(by, dropna=False, sort=True):
-        metric = str(cells["headline_metric"].iloc[0])
-        values = {budget: part.groupby(["_seed", "_victim"])["value"].mean().to_dict()
-                  for budget, part in cells.groupby("_budget")}
+    for key, metric, values in configurations.values():
         for budget, at_budget in sorted(values.items()):
             verdict = judge(at_budget, values.get(budget * BUDGET_FACTOR, {}), budget=float(budget), metric=metric)
             out.append({**dict(zip(by, key)), "budget": float(budget), "convergence": verdict})

@@ -92,13 +92,16 @@ def worst_case(table: pd.DataFrame, metrics: Iterable[str] | None = None, *, lev
         return picked
     settings = [c for c in picked.columns if c.startswith(ATTACK_KNOB_PREFIX)]
     stored = _seeds_stored(table, kind, fields)
+    # One pass over narrow records: a DataFrame per group (and its records) was most of the site's build.
+    by_key: dict[tuple, list[dict]] = {}
+    for seed in per_seed.sort_values("seed", kind="stable")[[*fields, "metric", "attack", *settings, "value"]].to_dict("records"):
+        by_key.setdefault(config_key(seed, (*fields, "metric")), []).append(seed)
     seed_stats = {}
-    for key, seeds in per_seed.groupby([*fields, "metric"], dropna=False, sort=False):
-        seeds = seeds.sort_values("seed")
-        values = seeds["value"].to_numpy(dtype=float)
-        runs, dropped = stored.get(plain_key(key), (len(values), 0))
-        seed_stats[plain_key(key)] = {
-            **most_frequent_winner(seeds.to_dict("records"), key[-1], settings),
+    for key, seeds in by_key.items():
+        values = np.array([s["value"] for s in seeds], dtype=float)
+        runs, dropped = stored.get(key, (len(values), 0))
+        seed_stats[key] = {
+            **most_frequent_winner(seeds, key[-1], settings),
             "mean": float(values.mean()), "ci": t_halfwidth(values, level), "n": len(values),
             "n_runs": max(runs, len(values)), "n_diverged": dropped, "note": None,
             **{c: np.nan for c in ("delta", "delta_ci", "rel", "rel_ci") if c in picked.columns},

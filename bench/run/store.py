@@ -27,6 +27,8 @@ from bench.run.store_lock import StoreLock
 from bench.run.table import records_to_table
 from bench.run.warn import warn
 
+TABLE_NAMES = ("results.parquet", "results.csv")  # the collected table, in the order a reader prefers them
+
 if TYPE_CHECKING:  # pandas is imported where a table is built: a stored grid's rerun skips it
     import pandas as pd
 
@@ -215,16 +217,25 @@ class ResultStore:
         return records_to_table(self.records())
 
     def table_is_current(self) -> bool:
-        """Whether ``results.parquet`` and ``results.csv`` exist and are newer than every cell record and
-        than the last change to the set of records."""
-        tables = [self.root / name for name in ("results.parquet", "results.csv")]
-        if not all(t.exists() for t in tables):
-            return False
+        """Whether ``results.parquet`` and ``results.csv`` both exist and are newer than every cell record
+        and than the last change to the set of records (what ``bench run`` keeps)."""
+        tables = [self.root / name for name in TABLE_NAMES]
+        return all(t.exists() for t in tables) and min(t.stat().st_mtime_ns for t in tables) > self._records_changed_ns()
+
+    def current_table(self) -> Path | None:
+        """The stored table a reader may use in place of the records: ``results.parquet``, else
+        ``results.csv`` (a clone holds only the parquet: the csv is not committed), the first that
+        exists, if it is newer than every record and the last change to their set; else None."""
+        table = next((self.root / name for name in TABLE_NAMES if (self.root / name).exists()), None)
+        return table if table is not None and table.stat().st_mtime_ns > self._records_changed_ns() else None
+
+    def _records_changed_ns(self) -> int:
+        """When a record was last written, added or removed (a tie with a table counts as stale)."""
+        if not self.cells_dir.exists():
+            return 0
         # The folder's own mtime moves when a record is added or removed by hand.
         newest = max((p.stat().st_mtime_ns for p in self.cells_dir.glob("*.json")), default=0)
-        if self.cells_dir.exists():
-            newest = max(newest, self.cells_dir.stat().st_mtime_ns)
-        return min(t.stat().st_mtime_ns for t in tables) > newest  # a tie counts as stale
+        return max(newest, self.cells_dir.stat().st_mtime_ns)
 
     def collect(self) -> pd.DataFrame:
         """Write ``results.parquet`` and ``results.csv`` (atomically) and return the table."""
@@ -232,7 +243,7 @@ class ResultStore:
 
         table = add_derived_metrics(self.table())
         self.root.mkdir(parents=True, exist_ok=True)
-        for name, writer in (("results.parquet", _to_parquet), ("results.csv", _to_csv)):
+        for name, writer in zip(TABLE_NAMES, (_to_parquet, _to_csv)):
             fd, tmp = tempfile.mkstemp(dir=self.root, prefix=f".{name}.", suffix=".tmp")
             os.close(fd)
             try:

@@ -80,8 +80,11 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     knobs = {k: v for k, v in config.items() if k not in BASE_FIELDS and v is not None}
     victim = views.victim.get(key, {})
     items = sorted(views.attacks.get(key, {}).items(), key=lambda kv: (kv[0][0], str(kv[0][1])))
-    narrow = cells[[c for c in ("cell_id", "attack", "threat_model", *views.attack_fields) if c in cells.columns]]
-    attacks = [_attack(config, attack, settings_key, metrics, views, narrow) for (attack, settings_key), metrics in items]
+    by_settings: dict[tuple, list[dict]] = {}
+    for row in cells[[c for c in ("cell_id", "attack", "threat_model", *views.attack_fields) if c in cells.columns]].to_dict("records"):
+        by_settings.setdefault((row["attack"], config_key(row, views.attack_fields)), []).append(row)
+    attacks = [_attack(config, attack, settings_key, metrics, views, by_settings.get((attack, settings_key), []))
+               for (attack, settings_key), metrics in items]
     read = [c for c in ("cell_id", "attack", "seed", "status", "code_version") if c in cells.columns]  # what _record reads
     cell_rows = cells.sort_values(["attack", "seed", "cell_id"])[read].to_dict("records")
     failed = sorted(r["cell_id"] for r in cell_rows if r["status"] == FAILED)
@@ -153,9 +156,10 @@ def _record(row: Mapping, file: RecordFile) -> dict:
             "sha256": file.sha256, "checksum": file.checksum}
 
 
-def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews, cells: pd.DataFrame) -> dict:
-    """One attack configuration of an entry; ``cells``: the entry's own rows of ``views.cells`` (the
-    columns read here: filtering the whole wide table was most of the time of building the entries)."""
+def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views: ProfileViews, cells: list[dict]) -> dict:
+    """One attack configuration of an entry; ``cells``: the records of the entry's rows of ``views.cells``
+    with this attack and settings (the columns read here: filtering tables per attack was most of the
+    time of building the entries)."""
     key = config_key(config, views.fields)
     settings = views.settings(settings_key)
     headline = views.headlines.get(attack, "")  # none recorded: an unregistered attack's older rows
@@ -163,14 +167,13 @@ def _attack(config: dict, attack: str, settings_key: tuple, metrics: dict, views
     others = {k: v for k, v in zip(views.attack_fields, settings_key) if k in views.other_settings}
     verdict = views.convergence.get((key, attack, config_key(others, views.other_settings), budget),
                                     Convergence(budget, budget * BUDGET_FACTOR, headline, UNKNOWN))
-    mine = cells[cells["attack"] == attack]
-    mine = mine[[config_key(r, views.attack_fields) == settings_key for r in mine.to_dict("records")]]
+    threat_models = [plain(r.get("threat_model")) for r in cells]
     return {
         "attack": attack, "settings": settings,
-        "threat_model": plain(mine["threat_model"].dropna().iloc[0]) if mine["threat_model"].notna().any() else None,
+        "threat_model": next((t for t in threat_models if t is not None), None),
         "headline_metric": headline,
         "metrics": {m: stat(row) for m, row in sorted(metrics.items())},
-        "cells": sorted(mine["cell_id"]),
+        "cells": sorted(r["cell_id"] for r in cells),
         "convergence": convergence_json(verdict),
     }
 

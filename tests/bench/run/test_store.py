@@ -1,4 +1,5 @@
 import json
+import os
 
 import pytest
 
@@ -89,3 +90,18 @@ def test_the_table_is_rewritten_only_when_a_record_is_newer(tmp_path):
     assert store.table_is_current() and set(store.table()["seed"]) == {0, 1}
     store.path_of(copied).unlink()  # a record removed by hand also makes the table stale
     assert not store.table_is_current()
+
+
+def test_a_clone_holding_only_the_parquet_reads_it_and_a_newer_record_makes_it_stale(tmp_path):
+    """A git clone has ``results.parquet`` (committed) but no ``results.csv`` (ignored): the parquet is
+    what readers use, until a record is newer than it."""
+    store = ResultStore(tmp_path)
+    run_grid([Cell(defense="raw", **CELL)], store=store, ctx=RunContext(data_root=tmp_path))
+    parquet, record = tmp_path / "results.parquet", next(store.cells_dir.glob("*.json"))
+    earlier, later = (parquet.stat().st_mtime_ns + shift for shift in (-10**9, 10**9))
+    for path in (record, store.cells_dir):
+        os.utime(path, ns=(earlier, earlier))
+    (tmp_path / "results.csv").unlink()
+    assert store.current_table() == parquet and not store.table_is_current()
+    os.utime(record, ns=(later, later))
+    assert store.current_table() is None
