@@ -105,7 +105,11 @@ class Disco(Defense):
     """
 
     knobs = (CR, DISCO_ALPHA, PROXY_WIDTH, PROXY_BLOCKS)
-    straight_through = True  # the kept set gets no gradient: attackers simulate it straight-through
+    # An attacker simulates the client with this forward as it is: the gates carry the gradient that
+    # trains its own pruner. Straight-through (as for top-K) detached them, so a simulator's pruner
+    # stayed at its random start: SDAR ×1 on MNIST seed 1 scored SSIM 0.002 after two restarts
+    # (payload MMD 3.12, floor 0.012), and 0.782 with this forward (MMD 0.044).
+    straight_through = False
 
     def __init__(
         self,

@@ -47,3 +47,17 @@ def test_attacker_encode_is_encode_for_differentiable_defenses():
     defense = build_defense("lightsplit-f", cut_shape=CUT, seed=0, cr=8)
     z = torch.randn(2, *CUT)
     assert torch.equal(defense.attacker_encode(z), defense.encode(z))
+
+
+def test_an_attackers_disco_copy_trains_its_own_pruner():
+    """An attacker's simulated DISCO runs its differentiable forward, so a loss on the simulated payload
+    reaches the copy's pruner through the gates (straight-through detached them: a simulator's pruner
+    stayed at its random start and SDAR collapsed, results/README.md)."""
+    defense = build_defense("disco", cut_shape=CUT, seed=0, cr=8, input_shape=(1, 28, 28), proxy_width=4, proxy_blocks=0)
+    z = torch.randn(6, *CUT, requires_grad=True)
+    simulated = defense.attacker_encode(z)
+    assert torch.equal(as_vector(simulated), as_vector(defense.encode(z)))
+    (defense.cut_map(simulated) * torch.randn(6, *CUT)).sum().backward()
+    pruner_grads = [p.grad for p in defense.client_side.pruner.parameters()]
+    assert all(g is not None for g in pruner_grads) and sum(g.abs().sum() for g in pruner_grads) > 0
+    assert z.grad.abs().sum() > 0
