@@ -30,6 +30,10 @@ def _committed_folders() -> list[str]:
 FOLDERS = _committed_folders()
 
 
+def _stored_cells(folder: str) -> set[str]:
+    return {record.stem for record in (RESULTS / folder / "cells").glob("*.json")}
+
+
 def test_the_committed_folders_are_found():
     assert {"issue2-utility", "issue6-reproduction", "issue12-reproduction"} <= set(FOLDERS)
 
@@ -42,7 +46,7 @@ def test_grid_file_covers_every_stored_cell(folder):
     assert path.is_file(), f"results/{folder} has stored cells but no grid.toml"
     grid = load_grid_file(path)
     assert grid.options.out == f"results/{folder}"
-    stored = {record.stem for record in (RESULTS / folder / "cells").glob("*.json")}
+    stored = _stored_cells(folder)
     missing = stored - {cell.id for cell in grid.cells}
     assert not missing, f"results/{folder}: {len(missing)} stored cells not in grid.toml, e.g. {sorted(missing)[:3]}"
 
@@ -55,7 +59,7 @@ def test_the_committed_table_holds_exactly_the_stored_cells(folder):
 
     table = RESULTS / folder / "results.parquet"
     assert table.is_file(), f"results/{folder} has stored cells but no results.parquet (run bench run or collect)"
-    stored = {record.stem for record in (RESULTS / folder / "cells").glob("*.json")}
+    stored = _stored_cells(folder)
     collected = set(pd.read_parquet(table, columns=["cell_id"])["cell_id"])
     assert collected == stored, (f"results/{folder}: results.parquet is stale ({len(stored - collected)} cells not in "
                                  f"it, {len(collected - stored)} gone); re-collect it")

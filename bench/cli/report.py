@@ -29,21 +29,21 @@ def load_results(results: Path) -> pd.DataFrame:
     """
     import pandas as pd
 
-    from bench.run.store import TABLE_NAMES, ResultStore
+    from bench.run.store import ResultStore
     from bench.run.table import with_attack_facts, with_tuning_knob_defaults
 
     results = Path(results)
     store = ResultStore(results)
-    has_records = store.cells_dir.is_dir() and any(store.cells_dir.glob("*.json"))
-    table = store.current_table() if has_records else next(
-        (results / name for name in TABLE_NAMES if (results / name).exists()), None)
+    table = store.current_table()
+    if table is None:
+        if store.cells_dir.is_dir() and any(store.cells_dir.glob("*.json")):
+            from bench.run.derived import add_derived_metrics
+
+            return add_derived_metrics(store.table())
+        table = store.stored_table()  # no records: whatever table is there
     if table is not None:
         read = pd.read_parquet if table.suffix == ".parquet" else pd.read_csv
         return with_tuning_knob_defaults(with_attack_facts(read(table)))
-    if has_records:
-        from bench.run.derived import add_derived_metrics
-
-        return add_derived_metrics(store.table())
     raise click.BadParameter(f"no results in {results} (no results.parquet, results.csv or cells/*.json)",
                              param_hint="--results")
 

@@ -226,8 +226,12 @@ class ResultStore:
         """The stored table a reader may use in place of the records: ``results.parquet``, else
         ``results.csv`` (a clone holds only the parquet: the csv is not committed), the first that
         exists, if it is newer than every record and the last change to their set; else None."""
-        table = next((self.root / name for name in TABLE_NAMES if (self.root / name).exists()), None)
+        table = self.stored_table()
         return table if table is not None and table.stat().st_mtime_ns > self._records_changed_ns() else None
+
+    def stored_table(self) -> Path | None:
+        """``results.parquet``, else ``results.csv``, the first that exists, current or not; else None."""
+        return next((self.root / name for name in TABLE_NAMES if (self.root / name).exists()), None)
 
     def _records_changed_ns(self) -> int:
         """When a record was last written, added or removed (a tie with a table counts as stale)."""
