@@ -74,9 +74,12 @@ class NoPeek(BottleneckedDefense):
     sweep 0.01, 0.1, 1 reaches below the default because on a learned 1×1 code (CR ≥ 2) dCor's
     scale-free gradient outruns the task's while the task loss is still flat: on 1,000 digits at
     CR 4 for 5 epochs, α = 0.01 learned (0.71 accuracy) and α ≥ 0.03 collapsed the code to a
-    constant (chance), whereas on the raw cut α = 1 still learned (0.89). On MNIST (cpu profile,
-    seed 0) at CR 8, a one-channel code, α = 0.1 and 0.01 stay at chance and α = 0.001 reaches
-    0.969 (learned 1×1 alone: 0.97). Cost: two ``B × B`` distance matrices per step.
+    constant (chance), whereas on the raw cut α = 1 still learned (0.89). On MNIST (cpu profile) at
+    CR 8, a one-channel code, whether a victim learns follows the code's spread at initialisation,
+    not α: seed 1 (spread 0.14) learns at every α up to 0.1, seed 0 (0.09) up to 0.003, seed 2
+    (0.035) at none of 0.001, 0.003 and 0.1 (at 0.01 its code widened late and learned); α = 0
+    learns on all three (benchmarks/nopeek_code_spread.py). Cost: two ``B × B`` distance matrices
+    per step.
 
     Bytes: at ``cr = 1`` the raw cut activation crosses (``d`` float32 values, as published); at
     ``cr > 1`` the mechanism runs on learned 1×1's ``c×H×W`` code (``c = round(C / CR)``), i.e.
