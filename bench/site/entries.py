@@ -109,7 +109,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
         "bytes_per_sample": {"up": stat(victim.get("bytes_up_per_sample")), "down": stat(victim.get("bytes_down_per_sample"))},
         "attacks": attacks,
         "worst_case": {m: _worst(config, m, row, views) for m, row in sorted(views.worst.get(key, {}).items())},
-        "ranking": {"metric": None, "direction": 0, "value": None, "attack": None, "n": 0},
+        "ranking": {"metric": None, "direction": 0, "value": None, "attack": None, "n": 0, "ranked": False},
         "floor": _floor(config, views),
         "flags": {"failed_cells": failed, "diverged_cells": diverged, "not_learned_cells": not_learned,
                   "not_converged": not_converged},

@@ -57,7 +57,7 @@ def summary_rows(board: list[Mapping]) -> list[tuple[str, Mapping]]:
     rows = [("raw", e) for e in board if _is(e, "raw")][:1]
     rows += [("the paper's defense", e) for e in board if _is(e, "lightsplit-f", GROUP_CR)][:1]
     group = [e for e in board if (e.get("bytes_group") or {}).get("group_cr") == GROUP_CR
-             and e["ranking"]["value"] is not None and not e["flags"]["not_learned_cells"]]
+             and e["ranking"]["ranked"]]
     if group:
         best = min(group, key=lambda e: e["ranking"]["direction"] * -e["ranking"]["value"])
         if all(best is not e for _, e in rows):

@@ -172,7 +172,7 @@ def boards(entries: list[dict], *, defaults: dict[str, dict] | None = None) -> l
         for entry in mine:
             group = group_of(entry)
             rank = None
-            if entry["ranking"]["value"] is not None:
+            if entry["ranking"]["ranked"]:
                 rank = ranks[group] = ranks.get(group, 0) + 1
             board.rows.append(row(entry, rank=rank, defaults=defaults or {}))
         out.append(board)

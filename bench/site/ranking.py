@@ -8,7 +8,9 @@ row's measured CR is the reference over its own bytes, and its group is the powe
 that CR on a log scale (rows within a group differ by less than a factor √2 in bytes). A row whose
 group is not its nominal CR (a learned 1×1 at "CR 16×" that sends 8× fewer bytes, not 16×) is
 marked. A board without an uncompressed row groups by the exact bytes. Within a group, rows are
-ranked by their worst case (most private first), rows without one last.
+ranked by their worst case (most private first). A row whose victim stayed at chance on some cell
+is not ranked: it is private for the wrong reason (it carries nothing the task could use), so it
+follows the ranked rows, by its worst case, with no rank; rows without a worst case come last.
 """
 from __future__ import annotations
 
@@ -41,9 +43,15 @@ def bytes_groups(board: list[dict]) -> None:
         }
 
 
+def learned_on_every_seed(entry: dict) -> bool:
+    """Whether no cell of the entry has its victim at chance (``flags.not_learned_cells`` is empty)."""
+    return not entry["flags"]["not_learned_cells"]
+
+
 def rank_entries(entries: list[dict]) -> None:
     """Set each entry's ``bytes_group`` and ``ranking``: per board, the worst case of the first of
-    :data:`RANKING_METRICS` any of its entries has (with its privacy direction and seed count)."""
+    :data:`RANKING_METRICS` any of its entries has (with its privacy direction and seed count), and
+    whether the entry is ranked (a worst case, and a victim that learned on every cell)."""
     boards: dict[tuple, list[dict]] = {}
     for entry in entries:
         boards.setdefault(board_key(entry), []).append(entry)
@@ -55,7 +63,8 @@ def rank_entries(entries: list[dict]) -> None:
             worst = entry["worst_case"].get(metric) if metric else None
             value = worst["stat"]["mean"] if worst else None
             entry["ranking"] = {"metric": metric, "direction": privacy_direction(metric) if metric else 0, "value": value,
-                                "attack": worst["attack"] if worst else None, "n": worst["stat"]["n"] if worst else 0}
+                                "attack": worst["attack"] if worst else None, "n": worst["stat"]["n"] if worst else 0,
+                                "ranked": value is not None and learned_on_every_seed(entry)}
 
 
 def group_of(entry: dict) -> tuple:
@@ -67,8 +76,9 @@ def group_of(entry: dict) -> tuple:
 
 
 def board_position(entry: dict) -> tuple:
-    """Most bytes first (uncompressed, then by measured CR); within a group the most private worst
-    case first, none last."""
-    value = entry["ranking"]["value"]
-    leak = -entry["ranking"]["direction"] * value if value is not None else 0.0
-    return (tuple(str(v) for v in board_key(entry)), group_of(entry), value is None, leak, entry["label"])
+    """Most bytes first (uncompressed, then by measured CR); within a group the ranked rows, most
+    private worst case first, then the unranked ones with a worst case (a victim at chance), none last."""
+    ranking = entry["ranking"]
+    value = ranking["value"]
+    leak = -ranking["direction"] * value if value is not None else 0.0
+    return (tuple(str(v) for v in board_key(entry)), group_of(entry), not ranking["ranked"], value is None, leak, entry["label"])

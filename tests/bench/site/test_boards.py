@@ -114,6 +114,19 @@ def test_a_worst_case_within_noise_of_the_floor_ranked_first_carries_its_flag():
     assert first["flags"].sort >= 1  # the row is flagged (the page marks flagged rows)
 
 
+def test_a_row_whose_victim_stayed_at_chance_takes_no_rank_and_follows_the_ranked_rows():
+    """MID at chance leaks least (0.09) but carries nothing: it is listed after the rows that learned."""
+    dead = entry("mid", cr=8.0, bytes_=576.0, ssim=0.09, accuracy=(0.11, 0.01))
+    dead["flags"]["not_learned_cells"] = ["c1"]
+    entries = ranked(entry("lightsplit-f", cr=8.0, bytes_=576.0, ssim=0.9), dead, entry("topk", cr=8.0, bytes_=576.0, ssim=0.85),
+                     entry("c3sl", cr=8.0, bytes_=576.0, ssim=None))
+    (rows,) = board_rows(entries).values()
+    assert [(r["rank"].text, r["defense"].text) for r in rows] == [
+        ("1", "top-K (CR 8×)"), ("2", "LightSplit-F (CR 8×)"), ("—", "MID (CR 8×)"), ("—", "C3-SL (CR 8×)")]
+    assert [e["ranking"]["ranked"] for e in entries] == [True, True, False, False]
+    assert "victim at chance" in rows[2]["flags"].text
+
+
 @pytest.mark.parametrize("accuracy, ssim_ci, wide", [((0.532, 0.929), 0.01, ["accuracy"]), ((0.9, 0.01), 1.067, ["ssim"]),
                                                      ((0.9, 0.49), 0.99, [])])
 def test_a_ci_wider_than_the_metrics_range_is_flagged(accuracy, ssim_ci, wide):
