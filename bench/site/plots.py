@@ -3,13 +3,15 @@
 - :func:`pareto_plot`: a board's accuracy against its worst-case leakage, one panel per bytes group
   (the groups :mod:`bench.site.ranking` ranks rows in: rows that measurably send the same bytes per
   sample) where the defense has a row, every row of the group with its 95% CIs as error bars, the
-  defense's in red, the group's Pareto front joined, and each point named in a column beside the
+  defense's in red, the group's Pareto front joined over its ranked rows (a row with a victim at
+  chance is drawn hollow and never on the front), and each point named in a column beside the
   panel (labels spread apart so none overlaps another, each joined to its point by a thin line).
 - :func:`convergence_plot`: an attack's headline metric over its stored budgets as small multiples,
   one panel per configuration on shared axes, each titled with its configuration (no legend).
 """
 from __future__ import annotations
 
+import itertools
 import math
 import textwrap
 from pathlib import Path
@@ -31,6 +33,7 @@ from bench.site.row_labels import board_title  # noqa: E402
 DPI = 110
 MINE, OTHERS, FRONT = "tab:red", "0.55", "0.45"
 LABEL_POINTS = 7.0  # font size of the point labels beside a Pareto panel
+UNRANKED = " · unranked: victim at chance"  # after the label of a hollow point
 PANEL_COLUMNS = 4  # convergence panels per row
 PANEL_INCHES = (2.75, 2.05)  # a convergence panel with its share of the gaps (width, height)
 GAP_INCHES = (0.4, 0.65)  # between convergence panels: y tick labels; x tick labels and a 3-line title
@@ -54,8 +57,10 @@ def _ci(stat: dict | None) -> float:
 
 def pareto_points(board: list[dict]) -> pd.DataFrame:
     """One point per entry of a board with an accuracy and a ranking value: its means and 95% CIs,
-    its bytes group (:func:`bench.site.ranking.group_of`) and whether it is Pareto-optimal within
-    that group (more accuracy, less worst-case leakage)."""
+    its bytes group (:func:`bench.site.ranking.group_of`), whether it is ranked
+    (:func:`bench.site.ranking.rank_entries`) and whether it is Pareto-optimal among the ranked
+    points of that group (more accuracy, less worst-case leakage): a victim at chance on some seed
+    mixes a model that learned nothing into its means, so it never sets the front."""
     rows = []
     for e in board:
         if e["accuracy"]["mean"] is None or e["ranking"]["value"] is None:
@@ -64,14 +69,14 @@ def pareto_points(board: list[dict]) -> pd.DataFrame:
         rows.append({"entry_id": e["entry_id"], "defense": e["defense"]["name"], "label": e["defense"]["label"],
                      "accuracy": e["accuracy"]["mean"], "accuracy_ci": _ci(e["accuracy"]),
                      "leakage": e["ranking"]["value"], "leakage_ci": _ci(worst), "direction": e["ranking"]["direction"],
-                     "group": group_of(e), "group_text": group_text(e)})
+                     "group": group_of(e), "group_text": group_text(e), "ranked": bool(e["ranking"]["ranked"])})
     columns = ["entry_id", "defense", "label", "accuracy", "accuracy_ci", "leakage", "leakage_ci", "direction", "group",
-               "group_text"]
+               "group_text", "ranked"]
     points = pd.DataFrame(rows, columns=columns)
     if points.empty:
         return points.assign(optimal=pd.Series(dtype=bool))
     optimal = pd.Series(False, index=points.index)
-    for _, members in points.groupby("group", sort=False):
+    for _, members in points[points["ranked"]].groupby("group", sort=False):
         privacy = members["leakage"] * members["direction"]
         optimal[members.index] = pareto_mask(members.assign(_p=privacy), maximize=["accuracy", "_p"])
     return points.assign(optimal=optimal)
@@ -158,11 +163,12 @@ def pareto_plot(board: list[dict], *, defense: str, path: Path) -> Path | None:
         mine_group = points[points["group"] == group]
         front = mine_group[mine_group["optimal"]].sort_values("leakage")
         ax.plot(front["leakage"], front["accuracy"] * 100, color=FRONT, linestyle="--", linewidth=1, zorder=1)
-        for is_mine, colour, size in ((False, OTHERS, 4), (True, MINE, 5.5)):
-            part = mine_group[(mine_group["defense"] == defense) == is_mine]
+        for (is_mine, colour, size), ranked in itertools.product(((False, OTHERS, 4), (True, MINE, 5.5)), (True, False)):
+            part = mine_group[((mine_group["defense"] == defense) == is_mine) & (mine_group["ranked"] == ranked)]
             if not part.empty:
                 ax.errorbar(part["leakage"], part["accuracy"] * 100, xerr=part["leakage_ci"], yerr=part["accuracy_ci"] * 100,
-                            fmt="o", color=colour, markersize=size, elinewidth=0.8, capsize=2, zorder=3 if is_mine else 2)
+                            fmt="o", color=colour, markersize=size, elinewidth=0.8, capsize=2, zorder=3 if is_mine else 2,
+                            markerfacecolor=colour if ranked else "white")
         ax.set(xlim=xlim, ylim=ylim)
         ax.set_title(mine_group["group_text"].iloc[0], fontsize=9, loc="left")
         ax.tick_params(labelsize=8)
@@ -176,7 +182,7 @@ def pareto_plot(board: list[dict], *, defense: str, path: Path) -> Path | None:
         placed = spread(anchors, gap, ylim[0] + gap / 2, ylim[1] - gap / 2)
         for (_, point), y in zip(ordered.iterrows(), placed):
             is_mine = point["defense"] == defense
-            names.text(0.06, y, point["label"], fontsize=LABEL_POINTS, va="center", ha="left",
+            names.text(0.06, y, point["label"] + ("" if point["ranked"] else UNRANKED), fontsize=LABEL_POINTS, va="center", ha="left",
                        color=MINE if is_mine else "0.25", fontweight="bold" if is_mine else "normal")
             x = min(max(point["leakage"], xlim[0]), xlim[1])
             fig.add_artist(ConnectionPatch((x, min(max(point["accuracy"] * 100, ylim[0]), ylim[1])), (0.05, y),

@@ -14,12 +14,12 @@ def stat(mean, ci=0.01):
     return {"mean": mean, "ci95": ci, "n": 3, "n_diverged": 0, "n_runs": 3, "note": None}
 
 
-def entry(name, label, group, accuracy, ssim, attacks=()):
+def entry(name, label, group, accuracy, ssim, attacks=(), ranked=True):
     return {"entry_id": f"{label}-{group}", "dataset": "mnist", "profile": "cpu", "victim": "mnistnet", "cut": "split-2",
             "setting": {"protocol": "ushaped", "heads": "sch", "partition": "iid", "alpha": None, "clients": 1},
             "defense": {"name": name, "label": label, "knobs": {} if group == 1 else {"cr": float(group)}},
             "label": label, "accuracy": stat(accuracy), "worst_case": {"ssim": {"stat": stat(ssim, 0.05)}},
-            "ranking": {"metric": "ssim", "direction": -1, "value": ssim, "attack": "decoder-ref", "n": 3},
+            "ranking": {"metric": "ssim", "direction": -1, "value": ssim, "attack": "decoder-ref", "n": 3, "ranked": ranked},
             "bytes_group": {"group_cr": float(group), "bytes": 4608.0 / group}, "attacks": list(attacks)}
 
 
@@ -36,6 +36,16 @@ def test_pareto_points_are_optimal_within_their_bytes_group_only():
     assert points.set_index("label").loc["Raw", "optimal"]
     assert points.groupby("group")["optimal"].any().all()
     assert (points["leakage_ci"] == 0.05).all() and (points["accuracy_ci"] == 0.01).all()
+
+
+def test_a_row_with_a_victim_at_chance_never_sets_the_pareto_front():
+    """MID at chance leaks least; ranked, it would be optimal. Unranked, the ranked rows keep the front."""
+    dead = entry("mid", "MID (CR 8×)", 8, 0.11, 0.09, ranked=False)
+    points = pareto_points([*board(), dead]).set_index("label")
+    assert not points.loc["MID (CR 8×)", "optimal"] and not points.loc["MID (CR 8×)", "ranked"]
+    assert points.loc["lightsplit-f (CR 8×)", "optimal"]  # least leakage among the ranked CR 8 rows
+    ranked = pareto_points([*board(), entry("mid", "MID (CR 8×)", 8, 0.11, 0.09)]).set_index("label")
+    assert ranked.loc["MID (CR 8×)", "optimal"]
 
 
 def test_pareto_plot_draws_one_panel_per_bytes_group_of_the_defense(tmp_path):
