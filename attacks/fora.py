@@ -20,7 +20,7 @@ from attacks.view import AttackerView, Capability
 from bench.attack_knobs import BUDGET, MOMENT_TIE, SUBSTITUTE
 from bench.profiles import INFERENCE_BATCH_SIZE
 from bench.run.device import forked_rng, seeded_permutation
-from defenses.payload import samples_of
+from defenses.payload import Payload, samples_of
 
 
 @dataclass(frozen=True)
@@ -148,6 +148,9 @@ class FORA(PassiveAttack):
       the VGG form) and a reduced critic. The pseudo decoder is the suite's ``ConvImageDecoder``
       (256 wide at ``paper``; released: ConvT(C→256, s2) + BN + LeakyReLU → Conv(256→3) + BN +
       tanh). The critic reads the cut map of every defense (released: the raw smashed data only).
+    * Before training, the substitute's defense copy takes what the targets' payloads show of the
+      client's defense state (:meth:`~defenses.base.Defense.align_to_observed`: Shredder's noise
+      offset, DISCO's channel usage), as SDAR's simulator does; released FORA meets raw data only.
     * Substitute BatchNorm statistics are re-estimated on all aux images (cumulative average, no
       gradient) before the substitute is frozen; the decoder's pairs are then computed in eval
       mode (released: train-mode batch statistics). ``fora_mmd_*`` use the same recalibrated copies.
@@ -275,6 +278,7 @@ class FORA(PassiveAttack):
         maps_eval = maps[seeded_permutation(len(maps), generator, device=maps.device)[:n_eval]]
         aux_eval = aux[seeded_permutation(len(aux), generator, device=aux.device)[:n_eval]]
 
+        self._align_substitute(view.targets.payloads, aux)
         mmd_initial = _mmd(maps_eval, self._frozen(aux).cut_map(aux_eval))
         mmd, gap, distance = self._transfer(maps, aux, generator)
         frozen = self._frozen(aux)
@@ -356,6 +360,19 @@ class FORA(PassiveAttack):
         return _read_transfer(steps)
 
     @torch.no_grad()
+    def _align_substitute(self, observed: Payload, aux: Tensor) -> None:
+        """Let the substitute's defense copy take whatever the targets' payloads show of the client's
+        defense state (:meth:`~defenses.base.Defense.align_to_observed`: Shredder's noise offset,
+        DISCO's channel usage), as SDAR's fresh simulator does; simulated in training mode on as
+        many aux images, outside every random stream, without gradients."""
+        n = min(samples_of(observed), len(aux))
+
+        def simulate():
+            with torch.no_grad(), forked_rng():
+                return self.substitute.train()(aux[:n])
+
+        self.substitute.defense.align_to_observed(observed, simulate)
+
     def _frozen(self, aux: Tensor) -> Substitute:
         """An eval-mode copy of the substitute whose head's BatchNorm statistics are re-estimated on ``aux``
         (the defense copy's trained server half keeps its own)."""

@@ -61,8 +61,8 @@ class SDAR(CotrainAttack):
     randomness from its own generator and seeds (inside its own forked RNG). A fresh ``e`` (at the
     start and at each restart) first takes whatever payload-wide offset its defense copy declares
     from the last observed payload (:meth:`~defenses.base.Defense.align_to_observed`: Shredder's
-    trained noise tensor), which the critic would otherwise tell apart from a random guess of it
-    at once, whatever the rest of the game learns.
+    trained noise tensor, DISCO's channel usage), which the critic would otherwise tell apart from a
+    random guess of it at once, whatever the rest of the game learns.
 
     Diverged: :func:`~attacks.sdar_collapse.sdar_diverged` over the per-step e_dis losses and
     simulated-tail accuracies, watched window by window (:class:`~attacks.sdar_collapse.GameWatch`,

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import torch
@@ -18,6 +19,9 @@ DISCO_ALPHA = Knob("disco_alpha", float, default=0.5, minimum=0.0, maximum=1.0, 
                    help="DISCO's α: the pruner minimises (1-α)·task - α·proxy reconstruction loss (< 1)")
 TEMPERATURE = 1 / 30  # the soft gate's sharpness (SIMBA's PruningNetwork.temp; DRAG: 0.03)
 PRUNER_WIDTH = 64
+# An attacker's copy matches the client's channel usage by moving its pruner's output bias by the
+# usage gap, with a step that decays round by round (ALIGN_STEP / (1 + round / 10)), at most ALIGN_ROUNDS.
+ALIGN_ROUNDS, ALIGN_STEP = 100, 0.5
 
 
 @dataclass
@@ -142,6 +146,30 @@ class Disco(Defense):
         self.client_side.proxy = proxy_decoder(
             self.cut_shape, self.input_shape, width=proxy_width, blocks=proxy_blocks
         )
+
+    def channel_usage(self, payload: SparsePayload) -> Tensor:
+        """The share of the payload's samples that keep each channel (``(C,)``, summing to ``k``)."""
+        counts = torch.bincount(payload.indices.long().reshape(-1), minlength=self.channels)
+        return counts.float() / max(1, payload.indices.shape[0])
+
+    @torch.no_grad()
+    def align_to_observed(self, observed: Payload, simulate: Callable[[], Payload]) -> None:
+        """Tilt this copy's pruner towards the channels the client keeps: the server sees every kept
+        channel's index, so it knows how often each is kept. A fresh random pruner keeps other
+        channels than a trained one (one MNIST client kept channel 7 for every input), and a payload
+        critic tells them apart at once; so the pruner's output bias moves by the gap between the
+        observed and the simulated usage until they agree within about one sample of the observed
+        batch (or :data:`ALIGN_ROUNDS` rounds)."""
+        if not isinstance(observed, SparsePayload):
+            return
+        target = self.channel_usage(observed)
+        tolerance = 1.5 / max(1, observed.indices.shape[0])
+        bias = self.client_side.pruner.net[-1].bias
+        for round_ in range(ALIGN_ROUNDS):
+            gap = target - self.channel_usage(simulate())
+            if gap.abs().max() <= tolerance:
+                break
+            bias += ALIGN_STEP / (1 + round_ / 10) * gap
 
     def encode(self, z: Tensor) -> PrunedPayload:
         scores = self.client_side.pruner(z.detach())  # as DRAG: the head learns from the task alone

@@ -154,6 +154,26 @@ def test_moment_tie_pulls_the_substitutes_mean_to_the_targets_mean(digits):
         FORA(view=view, profile="smoke", moment_tie=-1.0)
 
 
+def test_the_substitutes_defense_copy_takes_the_clients_channel_usage_from_the_targets(digits, monkeypatch):
+    """On DISCO the targets' payloads name the channels the client keeps; FORA's substitute starts
+    from that usage (as SDAR's simulator does), checked right after the alignment inside run()."""
+    from defenses.disco import Disco
+
+    view, _ = trained_view(digits, "disco", cr=8.0, proxy_width=4, proxy_blocks=0)
+    seen = []
+    aligned = Disco.align_to_observed
+
+    def spy(defense, observed, simulate):
+        aligned(defense, observed, simulate)
+        seen.append((defense.channel_usage(observed), defense.channel_usage(simulate())))
+
+    monkeypatch.setattr(Disco, "align_to_observed", spy)
+    FORA(view=view, profile="smoke").run()
+    ((target, simulated),) = seen
+    assert torch.equal(target, view.defense_factory().channel_usage(view.targets.payloads))
+    assert (simulated - target).abs().max() <= 1.5 / 64 + 1e-6
+
+
 def test_missing_aux_data_is_named(digits):
     view, _ = trained_view(digits, granted=frozenset({Capability.DEFENSE_PUBLIC_STATE}))
     with pytest.raises(MissingCapabilityError, match="aux_data"):

@@ -176,6 +176,32 @@ def test_pruner_learns_to_drop_the_channel_that_gives_the_input_away():
     assert adversarial < 0.1, adversarial
 
 
+@pytest.mark.parametrize("cr", [8, 4])
+@pytest.mark.parametrize("client_usage", ["one channel", "mixed"])
+def test_an_attackers_copy_takes_the_clients_channel_usage_from_the_observed_indices(cr, client_usage):
+    """A trained client that keeps channel 7 for every input (as on MNIST), or a mix of channels; a
+    fresh copy with its own random pruner keeps others until aligned on the payload's indices alone."""
+    torch.manual_seed(1)
+    client, copy = disco(cr=cr), disco(cr=cr)
+    with torch.no_grad():
+        if client_usage == "one channel":
+            client.client_side.pruner.net[-1].bias[7] += 100.0
+        else:
+            client.client_side.pruner.net[-1].bias.copy_(torch.linspace(-0.4, 0.4, 8))
+    z_client, z_copy = torch.rand(256, *CUT), torch.rand(256, *CUT)  # the copy simulates its own inputs
+    with torch.no_grad():
+        target = client.channel_usage(cross_to_server(client.encode(z_client)))
+        before = copy.channel_usage(copy.encode(z_copy))
+    assert target.sum() == pytest.approx(copy.kept_channels) and (before - target).abs().max() > 0.1
+    weights = [p.clone() for p in copy.parameters()]
+    copy.align_to_observed(cross_to_server(client.encode(z_client)), lambda: copy.encode(z_copy))
+    with torch.no_grad():
+        after = copy.channel_usage(copy.encode(z_copy))
+    assert (after - target).abs().max() <= 0.04
+    changed = [not torch.equal(a, b) for a, b in zip(weights, copy.parameters())]
+    assert sum(changed) == 1 and copy.client_side.pruner.net[-1].bias is list(copy.parameters())[changed.index(True)]
+
+
 def test_refuses_settings_it_cannot_realise():
     from defenses.base import DefenseConfigError
 
