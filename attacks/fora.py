@@ -364,15 +364,17 @@ class FORA(PassiveAttack):
         """Let the substitute's defense copy take whatever the targets' payloads show of the client's
         defense state (:meth:`~defenses.base.Defense.align_to_observed`: Shredder's noise offset,
         DISCO's channel usage), as SDAR's fresh simulator does; simulated in training mode on as
-        many aux images, outside every random stream, without gradients."""
+        many aux images, outside every random stream, without gradients (the hook moves parameters
+        in place)."""
         n = min(samples_of(observed), len(aux))
 
         def simulate():
-            with torch.no_grad(), forked_rng():
+            with forked_rng():
                 return self.substitute.train()(aux[:n])
 
         self.substitute.defense.align_to_observed(observed, simulate)
 
+    @torch.no_grad()
     def _frozen(self, aux: Tensor) -> Substitute:
         """An eval-mode copy of the substitute whose head's BatchNorm statistics are re-estimated on ``aux``
         (the defense copy's trained server half keeps its own)."""
