@@ -1,0 +1,62 @@
+"""Print one leaderboard group of a built site as a markdown table: accuracy, bytes and worst case.
+
+The site's entries (``entries/*.json``, schema ``entry.schema.json``) hold everything a leaderboard
+row shows; this reads them back, so a paper or a note can quote a board without opening a browser::
+
+    bench site --results results/issue41-mnist --results results/issue39-mnist-table3 --out /tmp/site
+    python examples/board_table.py /tmp/site --dataset mnist --cr 8
+
+Rows come in the board's order (:func:`bench.site.ranking.board_position`): raw first, then the
+group at ``--cr`` (measured bytes, so a defense a few bytes off its nominal CR stays in it), ranked
+rows most private first, then the unranked ones (a victim at chance on some cell).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+from pathlib import Path
+
+from bench.site.ranking import board_position
+
+
+def _stat(stat: dict | None) -> str:
+    """``mean ± 95% CI`` over seeds (the CI only where there are several)."""
+    if not stat or stat.get("mean") is None:
+        return "–"
+    ci = f" ± {stat['ci95']:.3f}" if stat.get("ci95") is not None else ""
+    return f"{stat['mean']:.3f}{ci}"
+
+
+def board_rows(site: Path, *, dataset: str, profile: str, cr: float, metric: str = "ssim") -> list[str]:
+    """The markdown lines of raw and the ``cr`` group of ``dataset``'s boards at ``profile``."""
+    entries = [json.loads(path.read_text()) for path in sorted((site / "entries").glob("*.json"))]
+    wanted = [e for e in entries if e["dataset"] == dataset and e["profile"] == profile
+              and (e["defense"]["name"] == "raw" or e["bytes_group"]["group_cr"] == cr)]
+    if not wanted:
+        raise SystemExit(f"board_table: no {dataset} entries at profile {profile} and CR {cr:g} in {site}/entries")
+    lines = [f"| defense | accuracy | bytes up / sample | worst-case {metric.upper()} | attack | seeds | rank |",
+             "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
+    rank = 0
+    for entry in sorted(wanted, key=board_position):
+        worst = entry["worst_case"].get(metric) or {}
+        ranked = entry["ranking"].get("ranked", False) and entry["defense"]["name"] != "raw"
+        rank += ranked
+        lines.append(f"| {entry['label']} | {_stat(entry['accuracy'])} | {entry['bytes_per_sample']['up']['mean']:.0f} | "
+                     f"{_stat(worst.get('stat'))} | {worst.get('attack') or '–'} | {len(entry['seeds'])} | "
+                     f"{rank if ranked else ('–' if entry['defense']['name'] == 'raw' else 'unranked')} |")
+    return lines
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("site", type=Path, help="a folder bench site wrote")
+    parser.add_argument("--dataset", required=True)
+    parser.add_argument("--profile", default="cpu")
+    parser.add_argument("--cr", type=float, default=8.0, help="the measured-CR group to print beside raw")
+    parser.add_argument("--metric", default="ssim", help="the worst case's metric")
+    args = parser.parse_args()
+    print("\n".join(board_rows(args.site, dataset=args.dataset, profile=args.profile, cr=args.cr, metric=args.metric)))
+
+
+if __name__ == "__main__":
+    main()

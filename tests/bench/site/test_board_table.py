@@ -1,0 +1,53 @@
+"""examples/board_table.py: a built site's board read back as a markdown table."""
+from __future__ import annotations
+
+import importlib.util
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parents[3]
+
+
+def _board_table():
+    spec = importlib.util.spec_from_file_location("board_table", REPO / "examples" / "board_table.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def _cells(line: str) -> list[str]:
+    return [cell.strip() for cell in line.strip("|").split("|")]
+
+
+def test_raw_comes_first_then_the_cr_group_with_the_entries_numbers(site):
+    lines = _board_table().board_rows(site, dataset="digits", profile="smoke", cr=8)
+    rows = [_cells(line) for line in lines[2:]]
+    assert [row[0].split(" (")[0] for row in rows] == ["Raw", "LightSplit-F"]
+    assert rows[0][-1] == "–"  # raw is the reference, never ranked
+    entry = next(json.loads(p.read_text()) for p in (site / "entries").glob("*.json")
+                 if json.loads(p.read_text())["defense"]["name"] == "lightsplit-f")
+    worst = entry["worst_case"]["ssim"]["stat"]
+    assert rows[1][3] == f"{worst['mean']:.3f} ± {worst['ci95']:.3f}"
+    assert rows[1][2] == f"{entry['bytes_per_sample']['up']['mean']:.0f}"
+    assert rows[1][5] == "2"  # seeds
+
+
+@pytest.mark.parametrize(("ranked", "shown"), [(True, "1"), (False, "unranked")])
+def test_a_ranked_row_gets_its_rank_and_one_whose_victim_stayed_at_chance_none(site, tmp_path, ranked, shown):
+    copy = tmp_path / "site"
+    shutil.copytree(site / "entries", copy / "entries")
+    for path in (copy / "entries").glob("*.json"):
+        entry = json.loads(path.read_text())
+        if entry["defense"]["name"] == "lightsplit-f":
+            entry["ranking"]["ranked"] = ranked
+            path.write_text(json.dumps(entry))
+    rows = [_cells(line) for line in _board_table().board_rows(copy, dataset="digits", profile="smoke", cr=8)[2:]]
+    assert [row[-1] for row in rows] == ["–", shown]
+
+
+def test_a_board_with_no_entries_is_one_line_and_a_non_zero_exit(site):
+    with pytest.raises(SystemExit, match="no mnist entries at profile smoke and CR 8"):
+        _board_table().board_rows(site, dataset="mnist", profile="smoke", cr=8)
