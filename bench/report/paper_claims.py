@@ -162,17 +162,18 @@ def _mid(attack: str) -> Selector:
 # The field's defenses (issue 41), where a paper's claim can be tested here. NoPeek (arXiv:2008.09161),
 # abstract: minimising distance correlation "reduces leakage of sensitive raw data patterns ... while
 # maintaining model accuracy". NoPeek at CR 8 is learned 1×1 at CR 8 plus the dCor loss, so learned
-# 1×1 is the same client without it; α 0.001 is the largest that learns on MNIST (defenses/nopeek.py).
+# 1×1 is the same client without it; α 0.0001 is the largest swept at which every MNIST seed's victim learns (at
+# 0.001 seed 2's stays at chance: defenses/nopeek.py).
 FIELD_CLAIMS: list[Claim] = [
     _ordering("nopeek-ssim-below-learned-1x1-cr8", "NoPeek abstract",
-              "NoPeek (α 0.001) reduces what the reference decoder reconstructs below the same code without dCor "
-              "(learned 1×1, CR 8)", "ssim", _nopeek("decoder-ref", 0.001), "<", Selector("learned-1x1", "decoder-ref", 8.0)),
+              "NoPeek (α 0.0001) reduces what the reference decoder reconstructs below the same code without dCor "
+              "(learned 1×1, CR 8)", "ssim", _nopeek("decoder-ref", 0.0001), "<", Selector("learned-1x1", "decoder-ref", 8.0)),
     _ordering("nopeek-keeps-accuracy-cr8", "NoPeek abstract",
-              "NoPeek (α 0.001) keeps ≥ 95% of the accuracy of the same code without dCor (learned 1×1, CR 8)",
-              "accuracy", _nopeek("none", 0.001), ">", Selector("learned-1x1", cr=8.0), factor=0.95),
+              "NoPeek (α 0.0001) keeps ≥ 95% of the accuracy of the same code without dCor (learned 1×1, CR 8)",
+              "accuracy", _nopeek("none", 0.0001), ">", Selector("learned-1x1", cr=8.0), factor=0.95),
     _ordering("nopeek-larger-alpha-lower-ssim-cr8", "NoPeek abstract",
-              "NoPeek: a larger α (0.003 against 0.001) lowers the reference decoder's SSIM further", "ssim",
-              _nopeek("decoder-ref", 0.003), "<", _nopeek("decoder-ref", 0.001)),
+              "NoPeek: a larger α (0.001 against 0.0001) lowers the reference decoder's SSIM further", "ssim",
+              _nopeek("decoder-ref", 0.001), "<", _nopeek("decoder-ref", 0.0001)),
     # Shredder (arXiv:1905.11814, ASPLOS 2020), abstract: it cuts the input-payload mutual information "while only
     # sacrificing 1.58% loss in accuracy". Shredder at CR 8 is learned 1×1 at CR 8 plus the learned noise.
     _ordering("shredder-ssim-below-learned-1x1-cr8", "Shredder abstract",
