@@ -6,9 +6,11 @@ row shows; this reads them back, so a paper or a note can quote a board without 
     bench site --results results/issue41-mnist --results results/issue39-mnist-table3 --out /tmp/site
     python examples/board_table.py /tmp/site --dataset mnist --cr 8
 
-Rows come in the board's order (:func:`bench.site.ranking.board_position`): raw first, then the
-group at ``--cr`` (measured bytes, so a defense a few bytes off its nominal CR stays in it), ranked
-rows most private first, then the unranked ones (a victim at chance on some cell).
+One table per board (profile, dataset, victim, cut and setting: rows on different boards never
+compete) that has rows in the group at ``--cr`` (measured bytes, so a defense a few bytes off its
+nominal CR stays in it). Rows come in the board's order (:func:`bench.site.ranking.board_position`):
+raw first, then the group, ranked rows most private first, then the unranked ones (a victim at
+chance on some cell, or no worst case).
 """
 from __future__ import annotations
 
@@ -17,6 +19,7 @@ import json
 from pathlib import Path
 
 from bench.site.ranking import board_position
+from bench.site.row_labels import board_key, board_title
 
 
 def _stat(stat: dict | None) -> str:
@@ -28,23 +31,38 @@ def _stat(stat: dict | None) -> str:
 
 
 def board_rows(site: Path, *, dataset: str, profile: str, cr: float, metric: str = "ssim") -> list[str]:
-    """The markdown lines of raw and the ``cr`` group of ``dataset``'s boards at ``profile``."""
+    """The markdown lines of each ``dataset`` board at ``profile`` with rows at ``cr``: a title, then
+    raw and the ``cr`` group in the board's order."""
     entries = [json.loads(path.read_text()) for path in sorted((site / "entries").glob("*.json"))]
-    wanted = [e for e in entries if e["dataset"] == dataset and e["profile"] == profile
-              and (e["defense"]["name"] == "raw" or e["bytes_group"]["group_cr"] == cr)]
-    if not wanted:
+    boards: dict[tuple, list[dict]] = {}
+    for entry in entries:
+        if entry["dataset"] == dataset and entry["profile"] == profile:
+            boards.setdefault(board_key(entry), []).append(entry)
+    lines: list[str] = []
+    for board in boards.values():
+        group = [e for e in board if e["defense"]["name"] != "raw" and e["bytes_group"]["group_cr"] == cr]
+        if group:
+            raw = [e for e in board if e["defense"]["name"] == "raw"]
+            lines += _table(board_title(board[0]), sorted(raw + group, key=board_position), metric)
+    if not lines:
         raise SystemExit(f"board_table: no {dataset} entries at profile {profile} and CR {cr:g} in {site}/entries")
-    lines = [f"| defense | accuracy | bytes up / sample | worst-case {metric.upper()} | attack | seeds | rank |",
+    return lines
+
+
+def _table(title: str, rows: list[dict], metric: str) -> list[str]:
+    lines = [f"**{title}**", "",
+             f"| defense | accuracy | bytes up / sample | worst-case {metric.upper()} | attack | seeds | rank |",
              "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
     rank = 0
-    for entry in sorted(wanted, key=board_position):
+    for entry in rows:
         worst = entry["worst_case"].get(metric) or {}
-        ranked = entry["ranking"].get("ranked", False) and entry["defense"]["name"] != "raw"
+        is_raw = entry["defense"]["name"] == "raw"
+        ranked = entry["ranking"].get("ranked", False) and not is_raw
         rank += ranked
         lines.append(f"| {entry['label']} | {_stat(entry['accuracy'])} | {entry['bytes_per_sample']['up']['mean']:.0f} | "
                      f"{_stat(worst.get('stat'))} | {worst.get('attack') or '–'} | {len(entry['seeds'])} | "
-                     f"{rank if ranked else ('–' if entry['defense']['name'] == 'raw' else 'unranked')} |")
-    return lines
+                     f"{'–' if is_raw else rank if ranked else 'unranked'} |")
+    return lines + [""]
 
 
 def main() -> None:

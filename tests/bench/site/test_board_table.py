@@ -22,9 +22,16 @@ def _cells(line: str) -> list[str]:
     return [cell.strip() for cell in line.strip("|").split("|")]
 
 
+def _rows(lines: list[str]) -> list[list[str]]:
+    """The table's data rows (not its header or rule)."""
+    rows = [_cells(line) for line in lines if line.startswith("| ")]
+    return [row for row in rows if row[0] not in ("defense", "---")]
+
+
 def test_raw_comes_first_then_the_cr_group_with_the_entries_numbers(site):
     lines = _board_table().board_rows(site, dataset="digits", profile="smoke", cr=8)
-    rows = [_cells(line) for line in lines[2:]]
+    assert lines[0].startswith("**") and "smoke profile" in lines[0]  # the board's title
+    rows = _rows(lines)
     assert [row[0].split(" (")[0] for row in rows] == ["Raw", "LightSplit-F"]
     assert rows[0][-1] == "–"  # raw is the reference, never ranked
     entry = next(json.loads(p.read_text()) for p in (site / "entries").glob("*.json")
@@ -44,10 +51,24 @@ def test_a_ranked_row_gets_its_rank_and_one_whose_victim_stayed_at_chance_none(s
         if entry["defense"]["name"] == "lightsplit-f":
             entry["ranking"]["ranked"] = ranked
             path.write_text(json.dumps(entry))
-    rows = [_cells(line) for line in _board_table().board_rows(copy, dataset="digits", profile="smoke", cr=8)[2:]]
+    rows = _rows(_board_table().board_rows(copy, dataset="digits", profile="smoke", cr=8))
     assert [row[-1] for row in rows] == ["–", shown]
 
 
 def test_a_board_with_no_entries_is_one_line_and_a_non_zero_exit(site):
     with pytest.raises(SystemExit, match="no mnist entries at profile smoke and CR 8"):
         _board_table().board_rows(site, dataset="mnist", profile="smoke", cr=8)
+
+
+def test_rows_on_another_board_get_a_table_of_their_own(site, tmp_path):
+    copy = tmp_path / "site"
+    shutil.copytree(site / "entries", copy / "entries")
+    for path in (copy / "entries").glob("*.json"):
+        entry = json.loads(path.read_text())
+        if entry["defense"]["name"] == "lightsplit-f":
+            entry["setting"]["clients"] = 5
+            path.write_text(json.dumps(entry))
+    lines = _board_table().board_rows(copy, dataset="digits", profile="smoke", cr=8)
+    titles = [line for line in lines if line.startswith("**")]
+    assert len(titles) == 1 and "5 clients" in titles[0]  # raw's board has no CR-8 row, so no table
+    assert [row[0].split(" (")[0].split(" ·")[0] for row in _rows(lines)] == ["LightSplit-F"]
