@@ -1,4 +1,4 @@
-"""Print one leaderboard group of a built site as a markdown table: accuracy, bytes and worst case.
+"""Print a built site's boards at one CR as markdown tables: accuracy, bytes and worst case.
 
 The site's entries (``entries/*.json``, schema ``entry.schema.json``) hold everything a leaderboard
 row shows; this reads them back, so a paper or a note can quote a board without opening a browser::
@@ -18,8 +18,8 @@ import argparse
 import json
 from pathlib import Path
 
-from bench.site.ranking import board_position
-from bench.site.row_labels import board_key, board_title
+from bench.site.ranking import board_position, group_ranks
+from bench.site.row_labels import board_title, by_board
 
 
 def _stat(stat: dict | None) -> str:
@@ -34,34 +34,29 @@ def board_rows(site: Path, *, dataset: str, profile: str, cr: float, metric: str
     """The markdown lines of each ``dataset`` board at ``profile`` with rows at ``cr``: a title, then
     raw and the ``cr`` group in the board's order."""
     entries = [json.loads(path.read_text()) for path in sorted((site / "entries").glob("*.json"))]
-    boards: dict[tuple, list[dict]] = {}
-    for entry in entries:
-        if entry["dataset"] == dataset and entry["profile"] == profile:
-            boards.setdefault(board_key(entry), []).append(entry)
+    wanted = sorted((e for e in entries if e["dataset"] == dataset and e["profile"] == profile), key=board_position)
     lines: list[str] = []
-    for board in boards.values():
-        group = [e for e in board if e["defense"]["name"] != "raw" and e["bytes_group"]["group_cr"] == cr]
-        if group:
-            raw = [e for e in board if e["defense"]["name"] == "raw"]
-            lines += _table(board_title(board[0]), sorted(raw + group, key=board_position), metric)
+    for board in by_board(wanted).values():
+        shown = [(entry, rank) for entry, rank in zip(board, group_ranks(board))
+                 if entry["defense"]["name"] == "raw" or entry["bytes_group"]["group_cr"] == cr]
+        if any(entry["defense"]["name"] != "raw" for entry, _ in shown):
+            lines += _table(board_title(board[0]), shown, metric)
     if not lines:
         raise SystemExit(f"board_table: no {dataset} entries at profile {profile} and CR {cr:g} in {site}/entries")
     return lines
 
 
-def _table(title: str, rows: list[dict], metric: str) -> list[str]:
+def _table(title: str, rows: list[tuple[dict, int | None]], metric: str) -> list[str]:
+    """``rows``: each entry with its rank in its bytes group (:func:`bench.site.ranking.group_ranks`)."""
     lines = [f"**{title}**", "",
              f"| defense | accuracy | bytes up / sample | worst-case {metric.upper()} | attack | seeds | rank |",
              "| --- | ---: | ---: | ---: | --- | ---: | ---: |"]
-    rank = 0
-    for entry in rows:
+    for entry, rank in rows:
         worst = entry["worst_case"].get(metric) or {}
         is_raw = entry["defense"]["name"] == "raw"
-        ranked = entry["ranking"].get("ranked", False) and not is_raw
-        rank += ranked
         lines.append(f"| {entry['label']} | {_stat(entry['accuracy'])} | {entry['bytes_per_sample']['up']['mean']:.0f} | "
                      f"{_stat(worst.get('stat'))} | {worst.get('attack') or '–'} | {len(entry['seeds'])} | "
-                     f"{'–' if is_raw else rank if ranked else 'unranked'} |")
+                     f"{'–' if is_raw else rank or 'unranked'} |")
     return lines + [""]
 
 

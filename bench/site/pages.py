@@ -27,8 +27,8 @@ from bench.site.entries import FLAGGED_VERDICTS, slug
 from bench.site.leakage import board_cells as leakage_cells
 from bench.site.leakage import board_columns as leakage_columns
 from bench.site.markup import inline
-from bench.site.ranking import group_of
-from bench.site.row_labels import LabelDefaults, board_key, board_title, context_parts
+from bench.site.ranking import group_ranks
+from bench.site.row_labels import LabelDefaults, board_title, by_board, context_parts
 
 
 @dataclass
@@ -159,22 +159,13 @@ def boards(entries: list[dict], *, defaults: dict[str, dict] | None = None) -> l
     entries in the order :func:`bench.site.entries.build_entries` ranked them, each row formatted
     with its rank within its bytes group (``defaults``: each attack's knob defaults, settings at
     which are not shown)."""
-    grouped: dict[tuple, list[dict]] = {}
-    for entry in entries:
-        grouped.setdefault(board_key(entry), []).append(entry)
     out = []
-    for mine in grouped.values():
+    for mine in by_board(entries).values():
         first = mine[0]
         board = Board(id=slug("-".join([first["dataset"], first["profile"], *context_parts(first, LabelDefaults(victims={}))])),
                       title=board_title(first), profile=first["profile"], dataset=first["dataset"],
                       metric=first["ranking"]["metric"], entries=mine)
-        ranks: dict[object, int] = {}
-        for entry in mine:
-            group = group_of(entry)
-            rank = None
-            if entry["ranking"]["ranked"]:
-                rank = ranks[group] = ranks.get(group, 0) + 1
-            board.rows.append(row(entry, rank=rank, defaults=defaults or {}))
+        board.rows.extend(row(entry, rank=rank, defaults=defaults or {}) for entry, rank in zip(mine, group_ranks(mine)))
         out.append(board)
     return out
 

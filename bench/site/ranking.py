@@ -17,7 +17,7 @@ from __future__ import annotations
 import math
 
 from bench.report.labels import privacy_direction
-from bench.site.row_labels import board_key
+from bench.site.row_labels import board_key, by_board
 
 RANKING_METRICS = ("ssim", "median_r2", "reid_accuracy")
 
@@ -52,10 +52,7 @@ def rank_entries(entries: list[dict]) -> None:
     """Set each entry's ``bytes_group`` and ``ranking``: per board, the worst case of the first of
     :data:`RANKING_METRICS` any of its entries has (with its privacy direction and seed count), and
     whether the entry is ranked (a worst case, and a victim that learned on every cell)."""
-    boards: dict[tuple, list[dict]] = {}
-    for entry in entries:
-        boards.setdefault(board_key(entry), []).append(entry)
-    for board in boards.values():
+    for board in by_board(entries).values():
         bytes_groups(board)
         metric = next((m for m in RANKING_METRICS if any(e["worst_case"].get(m, {}).get("stat", {}).get("mean") is not None
                                                           for e in board)), None)
@@ -73,6 +70,19 @@ def group_of(entry: dict) -> tuple:
     if group["group_cr"] is not None:
         return (0, group["group_cr"])
     return (1, -(group["bytes"] or 0.0))
+
+
+def group_ranks(board: list[dict]) -> list[int | None]:
+    """Each entry's rank within its bytes group (:func:`group_of`), the board's entries in ranked order
+    (:func:`board_position`): the ranked ones numbered from 1 per group, ``None`` for the others."""
+    counts: dict[tuple, int] = {}
+    ranks: list[int | None] = []
+    for entry in board:
+        rank = None
+        if entry["ranking"]["ranked"]:
+            rank = counts[group_of(entry)] = counts.get(group_of(entry), 0) + 1
+        ranks.append(rank)
+    return ranks
 
 
 def board_position(entry: dict) -> tuple:

@@ -125,6 +125,14 @@ def board_key(entry: Mapping) -> tuple:
             *(entry["setting"].get(f) for f in SETTING_FIELDS))
 
 
+def by_board(entries: Iterable[Mapping]) -> dict[tuple, list]:
+    """The entries grouped by :func:`board_key`, boards and entries in the order first given."""
+    boards: dict[tuple, list] = {}
+    for entry in entries:
+        boards.setdefault(board_key(entry), []).append(entry)
+    return boards
+
+
 def board_title(entry: Mapping) -> str:
     """``CIFAR-10 (JPEG) · simplecnn/l2h, 5 clients, Dirichlet α=0.5, PCH (cpu profile)``: the data
     set, the victim and cut, the setting off its defaults, the profile."""
@@ -140,11 +148,8 @@ def duplicate_labels(labels: Iterable[str]) -> dict[str, int]:
 def disambiguate(entries: list[dict], defaults: LabelDefaults) -> None:
     """Relabel the rows of a board that would share a label with every knob shown, defaults included
     (two stored configurations that differ only in a knob set to its default and one left unset)."""
-    boards: dict[tuple, list[dict]] = {}
-    for entry in entries:
-        boards.setdefault(board_key(entry), []).append(entry)
     every_knob = dataclasses.replace(defaults, knobs={})
-    for board in boards.values():
+    for board in by_board(entries).values():
         shared = duplicate_labels(e["label"] for e in board)
         for entry in board:
             if entry["label"] in shared:
