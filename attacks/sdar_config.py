@@ -76,8 +76,10 @@ CONFIGS: dict[str, SDARConfig] = {
     # gains 0.198, 0.155, 0.172 SSIM on seeds 0-2); unstable at ×4: ×16 gains 0.031 and 0.028 on seeds
     # 1-2, but seed 0's critic wins by iteration 1,000 of 15,040 (SSIM 0.242 from its last healthy
     # window; replacing the critic each time it wins does not save it: 31 restarts, SSIM 0.119,
-    # results/issue39-sdar-restart). Table III runs at ×4, the largest budget at which no seed collapses
-    # (results/issue39-mnist-table3); the release's one iteration a step is ×1.
+    # results/issue39-sdar-restart). With fresh draws and restarts ×16 no longer collapses on raw MNIST
+    # (results/issue39-sdar-fresh), and Table III runs at ×16 (results/issue39-mnist-table3); on defended
+    # victims it still can (DISCO, Shredder: benchmarks/sdar_collapse_variants.py). The release's one
+    # iteration a step is ×1.
     "cpu": SDARConfig(decoder_low=(32, 8), decoder_high=(), e_dis_layers=((32, 2), (64, 2)), e_dis_widths=(64, 64),
                       d_dis_layers=((16, 2), (32, 2))),
     # Published widths (L4–L6 e_dis, d_dis, L4 decoder) and the ResNet CIFAR-10 USL weights.
