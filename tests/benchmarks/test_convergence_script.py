@@ -1,21 +1,15 @@
 """benchmarks/convergence.py: budgets compared on the seeds stored at both, configurations kept apart."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "convergence.py"
+from tests.benchmarks.scripts import load_benchmark_script
 
 
 @pytest.fixture(scope="module")
 def convergence():
-    spec = importlib.util.spec_from_file_location("convergence_script", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("convergence")
 
 
 def _cells(rows: list[tuple[str, float, float, int, float]]) -> pd.DataFrame:

@@ -1,23 +1,15 @@
 """benchmarks/sdar_channel_match.py: the channel diagnostics recover a known remap exactly."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 import torch
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.benchmarks.scripts import load_benchmark_script
 
 
 @pytest.fixture(scope="module")
 def channel_match():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCHMARKS))  # the script imports its sibling stored_sdar_cells
-        spec = importlib.util.spec_from_file_location("sdar_channel_match_script", BENCHMARKS / "sdar_channel_match.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("sdar_channel_match")
 
 
 def _maps(seed: int = 0) -> torch.Tensor:

@@ -1,25 +1,17 @@
 """benchmarks/sdar_collapse_variants.py: each variant builds the SDAR it names; bad variants stop it."""
 from __future__ import annotations
 
-import importlib.util
 import sys
-from pathlib import Path
 
 import pytest
 
 from attacks.sdar import SDAR
-
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.benchmarks.scripts import load_benchmark_script
 
 
 @pytest.fixture(scope="module")
 def variants():
-    with pytest.MonkeyPatch.context() as patch:
-        patch.syspath_prepend(str(BENCHMARKS))  # the script imports its sibling stored_sdar_cells
-        spec = importlib.util.spec_from_file_location("sdar_collapse_variants_script", BENCHMARKS / "sdar_collapse_variants.py")
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("sdar_collapse_variants")
 
 
 @pytest.mark.parametrize(("variant", "cell_tie", "built_tie"), [

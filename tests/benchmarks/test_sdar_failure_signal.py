@@ -1,21 +1,15 @@
 """benchmarks/sdar_failure_signal.py: choosing among SDAR variants on one victim, scored against the best."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pandas as pd
 import pytest
 
-BENCHMARKS = Path(__file__).resolve().parents[2] / "benchmarks"
+from tests.benchmarks.scripts import load_benchmark_script
 
 
 @pytest.fixture(scope="module")
 def failure_signal():
-    spec = importlib.util.spec_from_file_location("sdar_failure_signal_script", BENCHMARKS / "sdar_failure_signal.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark_script("sdar_failure_signal")
 
 
 def _cells(rows: list[tuple]) -> pd.DataFrame:
