@@ -20,20 +20,36 @@ LIBRARIES = (
 )
 
 
+# What a grid writes (cells, tables, figures): a tree whose only changes lie here runs committed code.
+OUTPUTS = "results"
+
+
 @functools.cache
 def code_version() -> str:
-    """``git describe`` of the source tree (``-dirty`` when it has uncommitted changes); where the
-    tree has no git history (a copy sent to a GPU machine), ``$BENCH_CODE_VERSION`` (the device kit
-    sets it to the ``git describe`` of the tree it sent), else the installed package version."""
-    root = Path(__file__).resolve().parents[2]
+    """:func:`describe` of this package's tree; where the tree has no git history (a copy sent to a
+    GPU machine), ``$BENCH_CODE_VERSION`` (the device kit sets it to the :func:`describe` of the tree
+    it sent), else the installed package version."""
     try:
-        out = subprocess.run(
-            ["git", "describe", "--always", "--dirty", "--abbrev=12"],
-            cwd=root, capture_output=True, text=True, timeout=10, check=True,
-        )
-        return out.stdout.strip()
+        return describe(Path(__file__).resolve().parents[2])
     except (OSError, subprocess.SubprocessError):
         return os.environ.get("BENCH_CODE_VERSION") or f"splitbench-{_version('splitbench')}"
+
+
+def describe(root: Path) -> str:
+    """``git describe`` of the tree at ``root``, ``-dirty`` when a tracked file outside
+    :data:`OUTPUTS` has uncommitted changes (a grid's own writes, such as its folder's collected
+    table, leave the code it ran as committed).
+
+    Raises:
+        subprocess.SubprocessError: ``root`` is not in a git work tree, or git failed.
+    """
+    def git(*args: str) -> str:
+        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10,
+                              check=True).stdout.strip()
+
+    head = git("describe", "--always", "--abbrev=12")
+    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){OUTPUTS}")
+    return f"{head}-dirty" if changed else head
 
 
 def _version(package: str) -> str:
