@@ -20,37 +20,54 @@ cut maps: a measure the server itself can take. Variants:
   critic finds.
 * ``nearest``: a run that ends collapsed decodes with the networks of the window whose payload MK-MMD
   was lowest, not of its last healthy window.
+* ``lasting``: the tie, and no cap on restarts: every collapsed window starts a fresh attacker, to the
+  end of the budget (the stored rule stops at ``MAX_RESTARTS``).
+
+``--oracle`` also keeps every window's networks and, once the run ends, decodes the targets with each
+and appends its SSIM against the true targets to the window's row: ground truth the attacker never
+sees, so that any snapshot rule can be scored offline on one run's trajectory. Rows then read
+``(iterations, e_dis, label_acc, decoder_mse, restarts, steps_seen, payload_mmd, ssim)``.
 
 Nothing is stored: a rerun keeps the stored cell's id, so it must not land in the stored folder.
 """
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import time
 from pathlib import Path
+from unittest import mock
 
 import torch
 from stored_sdar_cells import RERUN_METRICS, sdar_replaced_by, stored_cells_parser, stored_sdar_cells
 
+import bench.run.attack_cell as attack_cell
 from attacks.mmd import mk_mmd
 from attacks.sdar import SDAR, SNAPSHOT
 from bench.data.autodetect import resolve_datasets
+from bench.metrics.image import ssim
 from bench.run.cell_runner import RunContext, run_cell
 from bench.run.device import forked_rng
 
-VARIANTS = ("released", "tie", "realign", "nearest")
+VARIANTS = ("released", "tie", "realign", "nearest", "lasting")
 REPORTED = (*RERUN_METRICS, "sdar_collapsed", "sdar_decoded_at", "sdar_restarts", "sdar_restarted_at")
 MMD_SAMPLES = 256
 
 
-def sdar_variant(variant: str, windows: list[tuple]) -> type[SDAR]:
-    """SDAR run as ``variant``, appending each window's trajectory row to ``windows``."""
+def sdar_variant(variant: str, windows: list[tuple], truth: dict | None = None) -> type[SDAR]:
+    """SDAR run as ``variant``, appending each window's trajectory row to ``windows``; with ``truth``
+    (filled with the targets' inputs as the bench builds the view), each row ends with the SSIM of the
+    targets decoded by that window's networks."""
+    tied = variant in ("tie", "lasting")
 
     class VariantSDAR(SDAR):
         def __init__(self, **kwargs) -> None:
-            super().__init__(**{**kwargs, "moment_tie": 1.0 if variant == "tie" else kwargs.get("moment_tie", 0.0)})
+            super().__init__(**{**kwargs, "moment_tie": 1.0 if tied else kwargs.get("moment_tie", 0.0)})
             self.nearest: tuple[float, int, dict] | None = None
+            self.window_states: list[dict] = []
+            if variant == "lasting":
+                self.watch.max_restarts = 10**9
 
         def on_step(self, view) -> None:
             self._server = view.server
@@ -69,9 +86,10 @@ def sdar_variant(variant: str, windows: list[tuple]) -> type[SDAR]:
             mean = lambda i: sum(r[i] for r in rows[-w:]) / w  # noqa: E731
             mmd = self._payload_mmd()
             windows.append((len(rows), mean(0), mean(2), mean(3), len(self.watch.restarts), self.steps_seen, mmd))
+            if truth is not None:
+                self.window_states.append(self._states())
             if variant == "nearest" and (self.nearest is None or mmd < self.nearest[0]):
-                self.nearest = (mmd, len(rows), {name: {k: v.detach().clone() for k, v in self.nets[name].state_dict().items()}
-                                                 for name in SNAPSHOT})
+                self.nearest = (mmd, len(rows), self._states())
             if variant == "realign":
                 self._align_simulator(self._last_payload)
             super()._at_window_end()
@@ -80,15 +98,46 @@ def sdar_variant(variant: str, windows: list[tuple]) -> type[SDAR]:
             h = self.history
             if variant == "nearest" and self.nearest is not None and self.watch.collapsed(h["e_dis_loss"], h["label_acc"]):
                 self.watch.healthy = self.nearest[1:]
-            return super().run(*args, **kwargs)
+            output = super().run(*args, **kwargs)
+            if truth is not None:
+                self._score_windows(truth["x"])
+            return output
+
+        def _states(self) -> dict:
+            return {name: {k: v.detach().clone() for k, v in self.nets[name].state_dict().items()} for name in SNAPSHOT}
+
+        @torch.no_grad()
+        def _score_windows(self, targets: torch.Tensor) -> None:
+            maps = self.view.cut_map(self.view.targets.payloads)
+            for i, states in enumerate(self.window_states):
+                for name, state in states.items():
+                    self.nets[name].load_state_dict(state)
+                self.nets.eval()
+                recon = torch.cat([self.nets["d"](maps[j:j + 256], None) for j in range(0, len(maps), 256)])
+                windows[i] = (*windows[i], float(ssim(recon.clamp(0.0, 1.0), targets[: len(recon)]).mean()))
 
     return VariantSDAR
+
+
+@contextlib.contextmanager
+def targets_kept_in(truth: dict):
+    """The bench's targets (their inputs) land in ``truth["x"]`` as it builds the attacker's view."""
+    build = attack_cell.build_view
+
+    def keeping(**kwargs):
+        view, targets = build(**kwargs)
+        truth["x"] = targets.x
+        return view, targets
+
+    with mock.patch.object(attack_cell, "build_view", keeping):
+        yield
 
 
 def main() -> None:
     parser = stored_cells_parser(__doc__)
     parser.add_argument("--variants", default=",".join(VARIANTS), help=f"comma list of {', '.join(VARIANTS)}")
     parser.add_argument("--windows", type=Path, help="JSON file for every run's window trajectory")
+    parser.add_argument("--oracle", action="store_true", help="score every window's networks on the true targets")
     args = parser.parse_args()
     variants = args.variants.split(",")
     if unknown := set(variants) - set(VARIANTS):
@@ -98,8 +147,9 @@ def main() -> None:
     for stored, cell in stored_sdar_cells(args.results, args.cells):
         for variant in variants:
             windows: list[tuple] = []
+            truth: dict | None = {} if args.oracle else None
             started = time.perf_counter()
-            with sdar_replaced_by(sdar_variant(variant, windows)):
+            with sdar_replaced_by(sdar_variant(variant, windows, truth)), targets_kept_in(truth if truth is not None else {}):
                 metrics, _ = run_cell(cell, RunContext(data_root=data_root))
             trajectories[f"{cell.id}/{variant}"] = windows
             print(json.dumps({"cell": cell.id, "label": cell.label(), "variant": variant,
