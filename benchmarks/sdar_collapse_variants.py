@@ -154,7 +154,7 @@ def main() -> None:
             trajectories[f"{cell.id}/{variant}"] = windows
             print(json.dumps({"cell": cell.id, "label": cell.label(), "variant": variant,
                               "stored_ssim": stored["metrics"].get("ssim"), "seconds": round(time.perf_counter() - started),
-                              "lowest_window_payload_mmd": min((w[-1] for w in windows), default=None),
+                              "lowest_window_payload_mmd": min((w[6] for w in windows), default=None),
                               **{k: metrics.get(k) for k in REPORTED}}), flush=True)
             if args.windows:
                 args.windows.write_text(json.dumps(trajectories))
