@@ -34,7 +34,7 @@ from defenses.payload import Payload, samples_of
 
 # What each SDAR iteration records on the device, in order (read back in one transfer).
 DEVICE_RECORDS = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss")
-SNAPSHOT = ("e", "hs", "d")  # the networks a collapsed run is decoded with, from its last healthy window
+SNAPSHOT = ("e", "hs", "d")  # the networks a snapshot keeps (GameWatch: the longest-lived attacker's last healthy window)
 
 @ATTACKS.register("sdar")
 class SDAR(CotrainAttack):
@@ -66,13 +66,14 @@ class SDAR(CotrainAttack):
 
     Diverged: :func:`~attacks.sdar_collapse.sdar_diverged` over the per-step e_dis losses and
     simulated-tail accuracies, watched window by window (:class:`~attacks.sdar_collapse.GameWatch`,
-    the attacker's own losses only). A window that collapsed starts a fresh attacker (every network
-    and optimizer from a new seed, the rest of the budget to run; at most ``MAX_RESTARTS``,
-    ``sdar_restarts``), as the release's authors advise another seed: on raw MNIST at ×16 the
-    collapse follows the attacker's seed, not the victim's. A run that still ends collapsed is
-    decoded with the simulator, tail and decoder saved at its last healthy window
-    (``sdar_collapsed`` 1, ``sdar_decoded_at`` the iterations behind them). Only a run with no
-    healthy window is reported diverged.
+    the attacker's own losses only). Every window that collapsed starts a fresh attacker (every
+    network and optimizer from a new seed, the rest of the budget to run; ``sdar_restarts``), as the
+    release's authors advise another seed: the collapse follows the attacker's seed, not the
+    victim's. The targets are decoded with the simulator, tail and decoder of the last healthy
+    window of the attacker that went longest without a collapse (``sdar_decoded_at`` the iterations
+    behind them): the final networks when the last attacker lived longest and the run ends healthy.
+    ``sdar_collapsed`` says whether the run's last window collapsed. Only a run with no healthy
+    window and a collapsed end is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 
@@ -263,9 +264,9 @@ class SDAR(CotrainAttack):
                 self._at_window_end()
 
     def _at_window_end(self) -> None:
-        """Start afresh if the last window collapsed and a restart is left, else keep ``e``, ``hs``
-        and ``d`` if it is healthy (:class:`GameWatch`); reads only that window's rows (the device log
-        reads each row back once)."""
+        """Start afresh if the last window collapsed, else keep ``e``, ``hs`` and ``d`` if the watch
+        asks for them (:class:`GameWatch`); reads only that window's rows (the device log reads each
+        row back once)."""
         rows, w = self._records.rows(), self.config.window
         e_dis, label_acc = [r[0] for r in rows[-w:]], [r[2] for r in rows[-w:]]
         if self.watch.restart_due(len(rows), e_dis, label_acc):
@@ -353,8 +354,9 @@ class SDAR(CotrainAttack):
         if payloads is None or len(self.view.targets) == 0:
             raise ValueError("sdar: the view holds no target payloads")
         h, w = self.history, self.config.window
-        collapsed, healthy = self.watch.collapsed(h["e_dis_loss"], h["label_acc"]), self.watch.healthy
-        restored = collapsed and healthy is not None
+        collapsed = self.watch.collapsed(h["e_dis_loss"], h["label_acc"])
+        healthy = self.watch.decoding(h["e_dis_loss"], h["label_acc"])
+        restored = healthy is not None
         if restored:
             for name, state in healthy[1].items():
                 self.nets[name].load_state_dict(state)
@@ -384,8 +386,8 @@ class SDAR(CotrainAttack):
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
             "sdar_decoder_mse": f"decoder MSE on the simulator's aux features (training mode), last {w} steps",
             "sdar_buffer_samples": "observed cut maps held for the iterations past one a step",
-            "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the run "
-                               "collapsed (sdar_collapsed) and its last healthy snapshot decoded)",
+            "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the last "
+                               "healthy window of the attacker that went longest without a collapse)",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
             "sdar_restarts": "fresh attackers started after a collapsed window; _restarted_at: iterations before the last",
         }

@@ -20,8 +20,6 @@ cut maps: a measure the server itself can take. Variants:
   critic finds.
 * ``nearest``: a run that ends collapsed decodes with the networks of the window whose payload MK-MMD
   was lowest, not of its last healthy window.
-* ``lasting``: the tie, and no cap on restarts: every collapsed window starts a fresh attacker, to the
-  end of the budget (the stored rule stops at ``MAX_RESTARTS``).
 
 ``--oracle`` also keeps every window's networks and, once the run ends, decodes the targets with each
 and appends its SSIM against the true targets to the window's row: ground truth the attacker never
@@ -50,7 +48,7 @@ from bench.metrics.image import ssim
 from bench.run.cell_runner import RunContext, run_cell
 from bench.run.device import forked_rng
 
-VARIANTS = ("released", "tie", "realign", "nearest", "lasting")
+VARIANTS = ("released", "tie", "realign", "nearest")
 REPORTED = (*RERUN_METRICS, "sdar_collapsed", "sdar_decoded_at", "sdar_restarts", "sdar_restarted_at")
 MMD_SAMPLES = 256
 
@@ -59,15 +57,12 @@ def sdar_variant(variant: str, windows: list[tuple], truth: dict | None = None) 
     """SDAR run as ``variant``, appending each window's trajectory row to ``windows``; with ``truth``
     (filled with the targets' inputs as the bench builds the view), each row ends with the SSIM of the
     targets decoded by that window's networks."""
-    tied = variant in ("tie", "lasting")
 
     class VariantSDAR(SDAR):
         def __init__(self, **kwargs) -> None:
-            super().__init__(**{**kwargs, "moment_tie": 1.0 if tied else kwargs.get("moment_tie", 0.0)})
+            super().__init__(**{**kwargs, "moment_tie": 1.0 if variant == "tie" else kwargs.get("moment_tie", 0.0)})
             self.nearest: tuple[float, int, dict] | None = None
             self.window_states: list[dict] = []
-            if variant == "lasting":
-                self.watch.max_restarts = 10**9
 
         def on_step(self, view) -> None:
             self._server = view.server

@@ -349,12 +349,12 @@ def test_a_collapsed_window_starts_a_fresh_attacker_for_the_rest_of_the_budget(d
     assert attack.watch.healthy[0] == 4  # the snapshot of the healthy window is kept
     out = attack.run()
     assert out.scores["sdar_restarts"] == 1.0 and out.scores["sdar_restarted_at"] == iterations
-    attack.watch.max_restarts = 1  # none left: a second collapse falls back on the snapshot instead
     nets = attack.nets
-    critic_wins_a_window(attack)
+    critic_wins_a_window(attack)  # a second collapse, with no healthy window between: another attacker
     attack._at_window_end()
-    assert attack.nets is nets and attack.watch.restarts == [iterations]
-    assert attack.run().scores["sdar_collapsed"] == 1.0
+    assert attack.nets is not nets and attack.watch.restarts == [iterations, iterations + attack.config.window]
+    again = attack.run()  # the first attacker's snapshot still decodes: no later attacker lived longer
+    assert again.scores["sdar_collapsed"] == 1.0 and again.scores["sdar_decoded_at"] == 4
 
 
 def test_the_simulator_starts_from_the_clients_payload_offset_and_again_after_a_restart(digits):

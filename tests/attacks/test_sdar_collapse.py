@@ -1,5 +1,7 @@
 import math
 
+import torch
+
 from attacks.sdar_collapse import CRITIC_FLOOR, critic_won, sdar_diverged
 
 
@@ -25,14 +27,60 @@ def test_the_critic_won_when_its_mean_loss_is_under_the_floor():
     assert not critic_won([])
 
 
-def test_a_collapsed_window_calls_for_a_restart_until_none_is_left():
+HEALTHY, WON = ([1.3] * 4, [0.5] * 4), ([0.0] * 4, [0.9] * 4)
+
+
+def test_every_collapsed_window_calls_for_a_restart():
     from attacks.sdar_collapse import GameWatch
 
-    watch = GameWatch(window=4, num_classes=10, max_restarts=2)
-    healthy, won = ([1.3] * 4, [0.5] * 4), ([0.0] * 4, [0.9] * 4)
-    assert not watch.restart_due(4, *healthy) and watch.restarts == []
-    assert watch.restart_due(8, *won) and watch.restarts == [8]
-    assert not watch.restart_due(12, *healthy)
+    watch = GameWatch(window=4, num_classes=10)
+    assert not watch.restart_due(4, *HEALTHY) and watch.restarts == []
+    assert watch.restart_due(8, *WON) and watch.restarts == [8] and watch.attacker_started == 8
+    assert not watch.restart_due(12, *HEALTHY)
     assert watch.restart_due(16, [1.3] * 4, [0.001] * 4)  # a label permutation collapses too
-    assert watch.restarts == [8, 16]
-    assert not watch.restart_due(20, *won) and watch.restarts == [8, 16]  # none left
+    for n in range(20, 60, 4):  # no cap: a collapse late in the budget restarts as well
+        assert watch.restart_due(n, *WON)
+    assert watch.restarts == [8, 16, *range(20, 60, 4)]
+
+
+def snapshot(tag: float) -> dict:
+    net = torch.nn.Linear(1, 1, bias=False)
+    torch.nn.init.constant_(net.weight, tag)
+    return {"e": net}
+
+
+def history(*windows):
+    """The per-iteration (e_dis, label_acc) lists of these windows, one after the other."""
+    return [v for w in windows for v in w[0]], [v for w in windows for v in w[1]]
+
+
+def play(watch, windows):
+    """Feed ``windows`` to ``watch`` as SDAR does at each window end; each snapshot is tagged by its iterations."""
+    for i in range(len(windows)):
+        n = 4 * (i + 1)
+        if not watch.restart_due(n, *windows[i]):
+            watch.keep_if_healthy(n, *windows[i], snapshot(float(n)))
+    return watch.decoding(*history(*windows))
+
+
+def test_a_run_that_ends_healthy_on_its_longest_lived_attacker_decodes_with_its_final_networks():
+    from attacks.sdar_collapse import GameWatch
+
+    assert play(GameWatch(window=4, num_classes=10), [HEALTHY] * 5) is None
+    # A short first attacker, then one that lives to the end: the final networks.
+    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, WON, HEALTHY, HEALTHY, HEALTHY]) is None
+
+
+def test_a_run_decodes_with_the_last_healthy_window_of_its_longest_lived_attacker():
+    from attacks.sdar_collapse import GameWatch
+
+    # The first attacker lives 12 iterations, then collapses; the second is younger at the end.
+    watch = GameWatch(window=4, num_classes=10)
+    kept = play(watch, [HEALTHY, HEALTHY, HEALTHY, WON, HEALTHY, HEALTHY])
+    assert kept is not None and kept[0] == 12 and kept[1]["e"]["weight"].item() == 12.0
+    # A run that ends collapsed falls back on the same rule.
+    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, HEALTHY, WON, HEALTHY, WON])[0] == 8
+    # Equal lives: the later attacker's window.
+    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, WON, HEALTHY, WON])[0] == 12
+    # No healthy window at all: nothing to fall back on.
+    assert play(GameWatch(window=4, num_classes=10), [WON, WON]) is None
