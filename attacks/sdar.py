@@ -34,7 +34,7 @@ from defenses.payload import Payload, samples_of
 
 # What each SDAR iteration records on the device, in order (read back in one transfer).
 DEVICE_RECORDS = ("e_dis_loss", "task_loss", "label_acc", "decoder_mse", "d_dis_loss")
-SNAPSHOT = ("e", "hs", "d")  # the networks a snapshot keeps (GameWatch: the longest-lived attacker's last healthy window)
+SNAPSHOT = ("e", "hs", "d")  # the networks a snapshot keeps, from the last healthy window (GameWatch)
 
 @ATTACKS.register("sdar")
 class SDAR(CotrainAttack):
@@ -69,10 +69,10 @@ class SDAR(CotrainAttack):
     the attacker's own losses only). Every window that collapsed starts a fresh attacker (every
     network and optimizer from a new seed, the rest of the budget to run; ``sdar_restarts``), as the
     release's authors advise another seed: the collapse follows the attacker's seed, not the
-    victim's. The targets are decoded with the simulator, tail and decoder of the last healthy
-    window of the attacker that went longest without a collapse (``sdar_decoded_at`` the iterations
-    behind them): the final networks when the last attacker lived longest and the run ends healthy.
-    ``sdar_collapsed`` says whether the run's last window collapsed. Only a run with no healthy
+    victim's. A run that ends collapsed, or on a fresh attacker with no healthy window yet, is
+    decoded with the simulator, tail and decoder saved at its last healthy window
+    (``sdar_decoded_at`` the iterations behind them); ``sdar_collapsed`` says whether the run's last
+    window collapsed. Only a run with no healthy
     window and a collapsed end is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
@@ -386,8 +386,8 @@ class SDAR(CotrainAttack):
             "sdar_label_acc": f"simulated tail's accuracy on the aux batches (true labels), last {w} steps",
             "sdar_decoder_mse": f"decoder MSE on the simulator's aux features (training mode), last {w} steps",
             "sdar_buffer_samples": "observed cut maps held for the iterations past one a step",
-            "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the last "
-                               "healthy window of the attacker that went longest without a collapse)",
+            "sdar_decoded_at": "iterations behind the networks that decoded (fewer than sdar_iterations: the run "
+                               "ended collapsed or on a fresh attacker, and its last healthy snapshot decoded)",
             "sdar_step_ms": "mean wall time of one SDAR iteration (on_step); cpu_ms: process CPU time",
             "sdar_restarts": "fresh attackers started after a collapsed window; _restarted_at: iterations before the last",
         }

@@ -63,24 +63,25 @@ def play(watch, windows):
     return watch.decoding(*history(*windows))
 
 
-def test_a_run_that_ends_healthy_on_its_longest_lived_attacker_decodes_with_its_final_networks():
+def test_a_run_that_ends_healthy_on_an_attacker_with_a_healthy_window_decodes_with_its_final_networks():
     from attacks.sdar_collapse import GameWatch
 
     assert play(GameWatch(window=4, num_classes=10), [HEALTHY] * 5) is None
-    # A short first attacker, then one that lives to the end: the final networks.
-    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, WON, HEALTHY, HEALTHY, HEALTHY]) is None
+    # A long first attacker, then a shorter one that lives to the end: still the final networks.
+    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, HEALTHY, HEALTHY, WON, HEALTHY]) is None
+    assert play(GameWatch(window=4, num_classes=10), []) is None  # no window yet: nothing else to decode with
 
 
-def test_a_run_decodes_with_the_last_healthy_window_of_its_longest_lived_attacker():
+def test_a_run_that_ends_collapsed_or_on_a_fresh_attacker_decodes_with_its_last_healthy_window():
     from attacks.sdar_collapse import GameWatch
 
-    # The first attacker lives 12 iterations, then collapses; the second is younger at the end.
+    kept = play(GameWatch(window=4, num_classes=10), [HEALTHY, HEALTHY, WON, HEALTHY, WON])
+    assert kept is not None and kept[0] == 16 and kept[1]["e"]["weight"].item() == 16.0
+    # The last window collapsed and a fresh attacker ran a few iterations more: the run's tail reads
+    # healthy, but the fresh attacker has no healthy window, so the last snapshot decodes.
     watch = GameWatch(window=4, num_classes=10)
-    kept = play(watch, [HEALTHY, HEALTHY, HEALTHY, WON, HEALTHY, HEALTHY])
-    assert kept is not None and kept[0] == 12 and kept[1]["e"]["weight"].item() == 12.0
-    # A run that ends collapsed falls back on the same rule.
-    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, HEALTHY, WON, HEALTHY, WON])[0] == 8
-    # Equal lives: the later attacker's window.
-    assert play(GameWatch(window=4, num_classes=10), [HEALTHY, WON, HEALTHY, WON])[0] == 12
-    # No healthy window at all: nothing to fall back on.
-    assert play(GameWatch(window=4, num_classes=10), [WON, WON]) is None
+    play(watch, [HEALTHY, HEALTHY, WON])
+    e_dis, acc = history(HEALTHY, HEALTHY, WON)
+    assert not watch.collapsed(e_dis + [1.3] * 3, acc + [0.5] * 3)
+    assert watch.decoding(e_dis + [1.3] * 3, acc + [0.5] * 3)[0] == 8
+    assert play(GameWatch(window=4, num_classes=10), [WON, WON]) is None  # no healthy window at all
