@@ -53,9 +53,10 @@ class GameWatch:
     MNIST at ×16, on the victim of seed 0, attacker seed 0's critic wins by iteration 500 (SSIM 0.242
     from its early snapshot) and attacker seed 1 never collapses (SSIM 0.985;
     ``benchmarks/sdar_attacker_seed.py``). Restarts are not capped: a cap of 3 spent them all by
-    iteration 3,150 of 15,040 on DISCO seed 1 (tied), whose fourth attacker's critic then won 223 of
+    iteration 3,100 of 15,040 on DISCO seed 1 (tied), whose fourth attacker's critic then won 223 of
     its 238 windows (SSIM 0.354 from a one-window blip); uncapped, its seventh attacker (from 5,150)
-    never collapsed and decoded at 0.963 (``benchmarks/sdar_collapse_variants.py``, ``lasting``).
+    never collapsed and decoded at 0.963 (``benchmarks/RESULTS.md``, "The game watch without a cap
+    on restarts").
 
     The targets are decoded with the final networks when the run ends healthy and its last attacker
     has a healthy window of its own, else with the networks of the last healthy window
