@@ -72,8 +72,7 @@ class SDAR(CotrainAttack):
     victim's. A run that ends collapsed, or on a fresh attacker with no healthy window yet, is
     decoded with the simulator, tail and decoder saved at its last healthy window
     (``sdar_decoded_at`` the iterations behind them); ``sdar_collapsed`` says whether the run's last
-    window collapsed. Only a run with no healthy
-    window and a collapsed end is reported diverged.
+    window collapsed. Only a run with no healthy window and a collapsed end is reported diverged.
     Also reported, not yet a divergence rule (uncalibrated): :func:`~attacks.sdar_diagnostics.simulator_gap`,
     how far the targets' cut maps lie from the simulator's, beside the estimator's own floor.
 

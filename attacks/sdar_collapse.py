@@ -43,6 +43,11 @@ def sdar_diverged(
     return critic_won(e_dis_losses[-w:])
 
 
+def cloned_states(networks: Mapping[str, nn.Module]) -> dict[str, dict[str, Tensor]]:
+    """Each network's state, detached and copied (a snapshot later training leaves as it is)."""
+    return {name: {k: v.detach().clone() for k, v in net.state_dict().items()} for name, net in networks.items()}
+
+
 class GameWatch:
     """What SDAR keeps from watching its game window by window: when to start afresh, and which
     networks decode the targets.
@@ -103,8 +108,7 @@ class GameWatch:
                         networks: Mapping[str, nn.Module]) -> None:
         """Snapshot ``networks`` (after ``iterations``) unless the window's values show a collapse."""
         if not self.collapsed(e_dis_window, label_acc_window):
-            self.healthy = (iterations, {name: {k: v.detach().clone() for k, v in net.state_dict().items()}
-                                         for name, net in networks.items()})
+            self.healthy = (iterations, cloned_states(networks))
 
     def decoding(self, e_dis_losses: Sequence[float], label_accs: Sequence[float]) -> tuple[int, dict] | None:
         """The snapshot to decode with after these iterations' values, or ``None`` for the current

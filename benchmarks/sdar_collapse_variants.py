@@ -43,6 +43,7 @@ from stored_sdar_cells import RERUN_METRICS, sdar_replaced_by, stored_cells_pars
 import bench.run.attack_cell as attack_cell
 from attacks.mmd import mk_mmd
 from attacks.sdar import SDAR, SNAPSHOT
+from attacks.sdar_collapse import cloned_states
 from bench.data.autodetect import resolve_datasets
 from bench.metrics.image import ssim
 from bench.run.cell_runner import RunContext, run_cell
@@ -99,10 +100,12 @@ def sdar_variant(variant: str, windows: list[tuple], truth: dict | None = None) 
             return output
 
         def _states(self) -> dict:
-            return {name: {k: v.detach().clone() for k, v in self.nets[name].state_dict().items()} for name in SNAPSHOT}
+            return cloned_states({name: self.nets[name] for name in SNAPSHOT})
 
         @torch.no_grad()
         def _score_windows(self, targets: torch.Tensor) -> None:
+            if self.conditional:  # the decoder would need the targets' labels, as run() finds them
+                raise SystemExit("--oracle scores U-shaped cells only (this one is vanilla SL)")
             maps = self.view.cut_map(self.view.targets.payloads)
             for i, states in enumerate(self.window_states):
                 for name, state in states.items():

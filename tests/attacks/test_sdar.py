@@ -353,7 +353,7 @@ def test_a_collapsed_window_starts_a_fresh_attacker_for_the_rest_of_the_budget(d
     critic_wins_a_window(attack)  # a second collapse, with no healthy window between: another attacker
     attack._at_window_end()
     assert attack.nets is not nets and attack.watch.restarts == [iterations, iterations + attack.config.window]
-    again = attack.run()  # the first attacker's snapshot still decodes: no later attacker lived longer
+    again = attack.run()  # the run ends collapsed: its last healthy snapshot, the first attacker's, decodes
     assert again.scores["sdar_collapsed"] == 1.0 and again.scores["sdar_decoded_at"] == 4
 
 
