@@ -194,6 +194,16 @@ class CotrainAttack(Attack):
     def on_step(self, step_view: StepView) -> None:
         """Called after both parties stepped, in a forked RNG state."""
 
+    def progress_state(self) -> dict[str, Any]:
+        """Everything the attack has learned and drawn so far, for a snapshot of a watched run
+        (:mod:`bench.run.progress`): every attribute but the view, which a resumed run rebuilds
+        the same. Pickled as one object, so optimizers keep pointing at the networks they step."""
+        return {name: value for name, value in vars(self).items() if name != "view"}
+
+    def resume_from(self, state: dict[str, Any]) -> None:
+        """Take back a :meth:`progress_state`; the view stays this attack's."""
+        vars(self).update(state)
+
     @classmethod
     def meet_victim(cls, runs: VictimRuns, build: Build) -> tuple[Any, Attack | None]:
         attack = build(runs.view_before_training())

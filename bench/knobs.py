@@ -21,7 +21,18 @@ import math
 from dataclasses import dataclass, field
 from typing import Any
 
-REQUIRED: Any = type("Required", (), {"__repr__": lambda self: "REQUIRED"})()
+
+class _Required:
+    """The default of a knob that must be given: one instance, which pickles as a reference to it."""
+
+    def __repr__(self) -> str:
+        return "REQUIRED"
+
+    def __reduce__(self) -> str:
+        return "REQUIRED"
+
+
+REQUIRED: Any = _Required()
 
 
 class KnobError(ValueError):

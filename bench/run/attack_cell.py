@@ -134,6 +134,10 @@ def run_attack_cell(
     if output.label_scores is not None and cell.protocol == "ushaped":  # vanilla SL: the labels are the server's
         _score_labels(output, truth.y, data.num_classes, metrics, notes)
     metrics["attack_seconds"] = time.perf_counter() - runs.attack_started
+    if trained.resumed is not None:  # a watched run stopped part way: the time it ran before counts
+        metrics["attack_seconds"] += trained.resumed.seconds
+        metrics["resumed_at_epoch"] = float(trained.resumed.epochs)
+        notes["resumed_at_epoch"] = "the watched run resumed from its snapshot after this many epochs (same numbers)"
     metrics["diverged"] = float(output.diverged)
     if attack_cls.substitute_network is not None:  # ground truth the attack never saw: scored here
         from bench.run.transfer import substitute_transfer

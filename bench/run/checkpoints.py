@@ -10,6 +10,7 @@ import os
 import pickle
 import sys
 import tempfile
+from collections.abc import Iterable
 from pathlib import Path
 
 import torch
@@ -37,39 +38,45 @@ def _file_digest(path: Path) -> str:
 
 
 @functools.cache
-def _victim_code_files() -> frozenset[Path]:
+def code_files(names: tuple[str, ...]) -> frozenset[Path]:
+    """Every ``.py`` file under the named folders and files (relative to the repository root)."""
     found = set()
-    for name in VICTIM_CODE:
+    for name in names:
         path = _ROOT / name
         found.update(path.rglob("*.py") if path.is_dir() else [path] if path.exists() else [])
     return frozenset(p.resolve() for p in found)
 
 
-def _source_files(model: SplitModel, cell: Cell) -> set[Path]:
-    """Files of the classes the model is built from, outside torch and the standard library (so a
-    plugin's defense, victim or dataset counts too)."""
-    objects = {cls for module in model.modules() for cls in type(module).__mro__}
-    objects |= {VICTIMS.get(cell.victim), DATASETS.get(cell.dataset)}
+def source_files(objects: Iterable[object]) -> set[Path]:
+    """Files the classes (with their bases) and functions are defined in, outside torch and the standard
+    library (so a plugin's defense, victim, dataset or attack counts too)."""
     files = set()
-    for obj in objects:
+    for obj in {base for cls in objects for base in getattr(cls, "__mro__", (cls,))}:
         if str(getattr(obj, "__module__", "")).partition(".")[0] in sys.stdlib_module_names | {"builtins", "torch"}:
             continue
         try:
             source = inspect.getsourcefile(obj)
-        except TypeError:  # no source file (a callable instance, a builtin)
+        except TypeError:  # no source file (a builtin)
             continue
         if source and Path(source).is_file():
             files.add(Path(source).resolve())
     return files
 
 
-def victim_code_hash(model: SplitModel, cell: Cell) -> str:
-    """A short hash of the source code that shapes the cell's trained victim."""
+def code_digest(files: Iterable[Path]) -> str:
+    """sha256 over the files' names (relative to the repository root) and contents, in name order."""
     digest = hashlib.sha256()
-    for path in sorted(_victim_code_files() | _source_files(model, cell)):
+    for path in sorted(set(files)):
         name = path.relative_to(_ROOT) if path.is_relative_to(_ROOT) else path.name
         digest.update(f"{name}\0{_file_digest(path)}\0".encode())
-    return digest.hexdigest()[:12]
+    return digest.hexdigest()
+
+
+def victim_code_hash(model: SplitModel, cell: Cell) -> str:
+    """A short hash of the source code that shapes the cell's trained victim: :data:`VICTIM_CODE` and
+    the files of every class the model, its victim and its dataset are built from."""
+    classes = {type(module) for module in model.modules()} | {VICTIMS.get(cell.victim), DATASETS.get(cell.dataset)}
+    return code_digest(code_files(VICTIM_CODE) | source_files(classes))[:12]
 
 
 def checkpoint_path(cell: Cell, model: SplitModel, cache_dir: Path) -> Path:
@@ -96,7 +103,7 @@ def save_checkpoint(path: Path, *, model: SplitModel, metrics: dict, cell: Cell)
     plain_metrics = {k: v if v is None or type(v) is int else float(v) for k, v in metrics.items()}
     plain_cell = json.loads(json.dumps(cell.as_dict()))
     checksum = _checkpoint_checksum(state, plain_metrics, plain_cell)
-    _atomic_torch_save({"state": state, "metrics": plain_metrics, "cell": plain_cell, "checksum": checksum}, path)
+    atomic_torch_save({"state": state, "metrics": plain_metrics, "cell": plain_cell, "checksum": checksum}, path)
 
 
 def load_checkpoint(path: Path, model: SplitModel) -> dict[str, float] | None:
@@ -113,13 +120,13 @@ def load_checkpoint(path: Path, model: SplitModel) -> dict[str, float] | None:
         model.load_state_dict(state)
     except Exception as err:  # any damage: the checkpoint is only a cache
         path.unlink(missing_ok=True)
-        warn(f"checkpoint {path} is unusable ({_reason(err)}); deleted, the victim trains again")
+        warn(f"checkpoint {path} is unusable ({failure_reason(err)}); deleted, the victim trains again")
         return None
     return metrics
 
 
-def _reason(err: Exception) -> str:
-    """Why a checkpoint did not load, in a few words."""
+def failure_reason(err: Exception) -> str:
+    """Why a checkpoint or snapshot did not load or save, in a few words."""
     if isinstance(err, KeyError):
         return f"no {err}"
     if isinstance(err, pickle.UnpicklingError):
@@ -128,7 +135,7 @@ def _reason(err: Exception) -> str:
     return lines[0].split(". ")[0] if lines else type(err).__name__
 
 
-def _atomic_torch_save(obj: dict, path: Path) -> None:
+def atomic_torch_save(obj: dict, path: Path) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(dir=path.parent, suffix=".tmp")
     os.close(fd)

@@ -138,6 +138,28 @@ class SplitTrainer:
         # The client's proxy adversary (DISCO, ResSFL) at the client's rate, stepped on its own loss only.
         self.proxy_optimizer = torch.optim.Adam(proxy, lr=client_lr) if proxy else None
 
+    def _optimizers(self) -> list[torch.optim.Optimizer]:
+        extra = (self.defense_client_optimizer, self.server_optimizer, self.proxy_optimizer)
+        return self.client_optimizers + [opt for opt in extra if opt is not None]
+
+    def progress_state(self) -> dict:
+        """The run's own state between epochs: the model's tensors, every optimizer's state, the bytes
+        counted so far and the step and epoch counts (:mod:`bench.run.progress` saves it at once)."""
+        return {
+            "model": self.model.state_dict(), "optimizers": [opt.state_dict() for opt in self._optimizers()],
+            "channel": (dict(self.channel.bytes), self.channel.samples), "counts": (self.step_count, self.epoch),
+        }
+
+    def load_progress_state(self, state: dict) -> None:
+        """Take back a :meth:`progress_state` of a run of the same cell."""
+        self.model.load_state_dict(state["model"])
+        for opt, saved in zip(self._optimizers(), state["optimizers"], strict=True):
+            opt.load_state_dict(saved)
+        counted, self.channel.samples = state["channel"]
+        self.channel.bytes.clear()
+        self.channel.bytes.update(counted)
+        self.step_count, self.epoch = state["counts"]
+
     def _client_optimizers(self, client: int) -> list[torch.optim.Optimizer]:
         own = self.client_optimizers[client if len(self.client_optimizers) > 1 else 0]
         return [own] + ([self.defense_client_optimizer] if self.defense_client_optimizer else [])

@@ -21,6 +21,7 @@ from bench.run.channel import DOWN, UP
 from bench.run.checkpoints import checkpoint_path, load_checkpoint, save_checkpoint
 from bench.run.device import current_device, forked_rng, seeded_permutation
 from bench.run.engine import SplitModel, SplitTrainer, accuracy
+from bench.run.progress import Resumed, drop_progress, load_progress, progress_path, save_progress
 from bench.run.warn import warn
 from defenses import build_defense
 from victims import VICTIMS
@@ -40,6 +41,7 @@ class TrainedVictim:
     metrics: dict[str, float]
     client_indices: list[Tensor]
     from_cache: bool = False
+    resumed: Resumed | None = None  # where a snapshot of a stopped watched run let this one start
 
 
 def seed_everything(seed: int) -> None:
@@ -109,6 +111,8 @@ def train_victim(
     deleted and the victim retrained. Observers do not change the run, so its victim is cached; a run
     with an active (malicious) server or a non-default length is neither read from nor written to
     the cache; a checkpoint that cannot be written (a full disk) is one warning line per folder.
+    A watched run with a cache folder is snapshotted at every epoch's end and, stopped part way,
+    resumes at its last snapshot with the same numbers (:mod:`bench.run.progress`).
 
     Args:
         epochs: training length (default: the profile's).
@@ -134,11 +138,16 @@ def train_victim(
     loaders = [
         _Epoch(data.members.x[idx], data.members.y[idx], profile.batch_size, generator) for idx in client_indices
     ]
-    started = time.perf_counter()
-    loss = float("nan")
-    for _ in range(epochs):
+    snapshot = progress_path(cell, model, observers, cache_dir) if cache_dir and observers else None
+    resumed = load_progress(snapshot, cell=cell, trainer=trainer, generator=generator) if snapshot else None
+    loss, earlier = (resumed.loss, resumed.seconds) if resumed else (float("nan"), 0.0)
+    snapshotting, started = snapshot is not None, time.perf_counter()
+    while trainer.epoch < epochs:
         loss = trainer.train_epoch(loaders)
-    train_seconds = time.perf_counter() - started
+        if snapshotting and trainer.epoch < epochs:  # one failed write stops the snapshots of this run
+            snapshotting = save_progress(snapshot, cell=cell, trainer=trainer, generator=generator, loss=loss,
+                                         seconds=earlier + time.perf_counter() - started)
+    train_seconds = earlier + time.perf_counter() - started
 
     channel = trainer.channel
     metrics = {
@@ -163,7 +172,9 @@ def train_victim(
                 reason = getattr(err, "strerror", None) or (str(err).strip().splitlines() or [type(err).__name__])[0]
                 warn(f"checkpoint {cache_file} could not be written ({reason}); victims are not cached in "
                      f"{cache_dir} by this run (they train again next time)")
-    return TrainedVictim(model, metrics, client_indices)
+    if snapshot is not None:
+        drop_progress(snapshot)
+    return TrainedVictim(model, metrics, client_indices, resumed=resumed)
 
 
 CALIBRATION_SAMPLES = 2048  # members whose payload norms fix the DP clip (a median: plenty)

@@ -130,7 +130,7 @@ def test_the_code_hash_follows_the_bytes_of_the_code_that_shapes_a_victim(tmp_pa
         source = tmp_path / text[4] / "engine.py"
         source.parent.mkdir()
         source.write_text(text)
-        monkeypatch.setattr(checkpoints, "_victim_code_files", lambda source=source: frozenset({source}))
+        monkeypatch.setattr(checkpoints, "code_files", lambda names, source=source: frozenset({source}))
         hashes.append(checkpoints.victim_code_hash(model, CELL))
     assert hashes[0] != hashes[1]
     assert checkpoints.victim_code_hash(model, CELL) == hashes[1]
