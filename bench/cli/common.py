@@ -149,6 +149,7 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
     from attacks import ATTACKS
     from bench.data.files import DataFileError
     from bench.data.root import MissingDataError
+    from bench.run.cache_layout import CACHE_FOLDER
     from bench.run.cell_runner import RunContext
     from bench.run.device import Numerics, resolve_device
     from bench.run.run_options import DeviceError
@@ -162,7 +163,7 @@ def execute_grid(cells: list[Cell], data_root: Path, out: Path, *, download: boo
         from bench.metrics.lpips_weights import trunk_under
 
         lpips_weights = trunk_under(data_root)
-    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / "checkpoints", artifacts_dir=out / "grids",
+    ctx = RunContext(data_root=data_root, download=download, cache_dir=out / CACHE_FOLDER, artifacts_dir=out / "grids",
                      lpips_weights=lpips_weights, device=here, numerics=numerics or Numerics(),
                      deadline=None if time_budget is None else time.time() + time_budget, threads=threads)
     store = ResultStore(out)

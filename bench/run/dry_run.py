@@ -2,7 +2,8 @@
 
 It only reads the results folder: no lock, no data, and a damaged record is left where it is. A
 record kept under ``recovered/`` after a failed write counts as stored (the next run moves it into
-``cells/`` before any cell runs).
+``cells/`` before any cell runs). A cell to run whose watched run was stopped part way says so: the
+run will take it up from its snapshot (:mod:`bench.run.progress`).
 The estimate sums, over the cells to run, the median ``wall_seconds`` of the stored cells most like
 each one: same dataset, victim, profile, attack and attack budget; else the same without the budget,
 else the same attack, each scaled to the cell's budget (a cell at ×16 takes about 16 times its ×1
@@ -17,9 +18,12 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from bench.attack_knobs import BUDGET
+from bench.run.cache_layout import CACHE_FOLDER, stopped_cells
 from bench.run.cell import Cell
 from bench.run.record import OK, CellRecord
 from bench.run.store import ResultStore
+
+STOPPED = "  (stopped part way: resumes from its snapshot unless the code changed)"
 
 
 def dry_run_lines(cells: list[Cell], out: Path, *, jobs: int = 1) -> list[str]:
@@ -29,7 +33,8 @@ def dry_run_lines(cells: list[Cell], out: Path, *, jobs: int = 1) -> list[str]:
     kept = {cell.id for cell in cells if cell.id not in stored and store.kept(cell) is not None}
     done = stored | kept
     status = lambda cell: "recovered" if cell.id in kept else "stored" if cell.id in done else "to run"  # noqa: E731
-    lines = [f"{status(cell)}  {cell.id}  {describe(cell)}" for cell in cells]
+    stopped = stopped_cells(out / CACHE_FOLDER) - done
+    lines = [f"{status(cell)}  {cell.id}  {describe(cell)}{STOPPED if cell.id in stopped else ''}" for cell in cells]
     todo = [cell for cell in cells if cell.id not in done]
     moved = f" ({len(kept)} kept in {store.recovery_dir}: the next run moves them into cells/)" if kept else ""
     summary = f"{len(cells)} cells, {len(done)} stored{moved}, {len(todo)} to run"

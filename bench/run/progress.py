@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
+from bench.run.cache_layout import SNAPSHOT_FOLDER
 from bench.run.cell import Cell
 from bench.run.checkpoints import (
     atomic_torch_save,
@@ -58,7 +59,7 @@ def progress_path(cell: Cell, model: SplitModel, observers: Sequence[CotrainAtta
     files = code_files(PROGRESS_CODE) | source_files(type(observer) for observer in observers)
     code = hashlib.sha256(f"{victim_code_hash(model, cell)}\0{code_digest(files)}".encode()).hexdigest()[:12]
     kind = next(iter(model.parameters())).device.type
-    return Path(cache_dir) / "progress" / f"{cell.id}-{code}{'' if kind == 'cpu' else '-' + kind}.pt"
+    return Path(cache_dir) / SNAPSHOT_FOLDER / f"{cell.id}-{code}{'' if kind == 'cpu' else '-' + kind}.pt"
 
 
 def _random_streams() -> dict[str, Any]:
@@ -127,3 +128,4 @@ def drop_progress(path: Path) -> None:
     cell_id = path.name.split("-", 1)[0]
     for stale in path.parent.glob(f"{cell_id}-*.pt"):
         stale.unlink(missing_ok=True)
+

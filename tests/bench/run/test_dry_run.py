@@ -1,5 +1,6 @@
+from bench.run.cache_layout import CACHE_FOLDER, SNAPSHOT_FOLDER
 from bench.run.cell import Cell
-from bench.run.dry_run import describe, dry_run_lines, estimate_seconds, format_duration
+from bench.run.dry_run import STOPPED, describe, dry_run_lines, estimate_seconds, format_duration
 from bench.run.record import CellRecord
 from bench.run.store import ResultStore
 
@@ -65,3 +66,14 @@ def test_a_record_kept_after_a_failed_write_counts_as_stored(tmp_path):
     assert lines[3].startswith(f"3 cells, 1 stored (1 kept in {store.recovery_dir}: the next run moves them into "
                                "cells/), 2 to run")
     assert (store.recovery_dir / f"{kept.id}.json").exists() and not store.cells_dir.exists()  # nothing moved
+
+
+def test_a_cell_stopped_part_way_says_it_resumes_from_its_snapshot(tmp_path):
+    stopped, other = Cell(**CELL, defense="raw", attack="sdar"), Cell(**CELL, defense="topk", attack="sdar")
+    folder = tmp_path / CACHE_FOLDER / SNAPSHOT_FOLDER
+    folder.mkdir(parents=True)
+    (folder / f"{stopped.id}-0123456789ab.pt").write_bytes(b"")
+    lines = dry_run_lines([stopped, other], tmp_path)
+    assert lines[0] == f"to run  {stopped.id}  {describe(stopped)}{STOPPED}"
+    assert lines[1] == f"to run  {other.id}  {describe(other)}"
+    assert "resumes from its snapshot" in STOPPED

@@ -11,6 +11,7 @@ from bench.knobs import REQUIRED
 from bench.run import progress
 from bench.run.attack_cell import run_attack_cell
 from bench.run.attacker_views import build_view
+from bench.run.cache_layout import SNAPSHOT_FOLDER
 from bench.run.training import build_model, train_victim
 from defenses import DEFENSES, PAYLOAD_TRANSFORMS
 from tests.attacks.test_sdar import PROFILE, make_cell, pre_training_attack
@@ -63,7 +64,7 @@ def _untimed(history):
 
 
 def _snapshots(cache_dir):
-    return list((cache_dir / "progress").glob("*.pt"))
+    return list((cache_dir / SNAPSHOT_FOLDER).glob("*.pt"))
 
 
 @pytest.mark.parametrize("defense, params", [("raw", {}), ("lightsplit-f+dp", {"cr": 8.0, "sigma": 0.02})])
@@ -108,7 +109,7 @@ def test_a_damaged_snapshot_is_deleted_with_one_line_and_the_run_starts_afresh(d
 
 def test_a_finished_run_deletes_its_cells_snapshots_of_older_code_too(digits, tmp_path):
     cell, other = make_cell(), make_cell("lightsplit-f", cr=8.0)
-    folder = tmp_path / "progress"
+    folder = tmp_path / SNAPSHOT_FOLDER
     folder.mkdir()
     (folder / f"{cell.id}-0123456789ab.pt").write_bytes(b"older code")
     (folder / f"{other.id}-0123456789ab.pt").write_bytes(b"another cell")
@@ -133,7 +134,7 @@ def test_the_snapshot_path_follows_the_cell_and_the_attacks_code(digits, tmp_pat
     attack = pre_training_attack(cell, digits)
     model = build_model(cell, digits)
     path = progress.progress_path(cell, model, [attack], tmp_path)
-    assert path.parent == tmp_path / "progress" and path.name.startswith(cell.id)
+    assert path.parent == tmp_path / SNAPSHOT_FOLDER and path.name.startswith(cell.id)
     assert progress.progress_path(make_cell("lightsplit-f", cr=8.0), model, [attack], tmp_path) != path
     paths = []
     for text in ("x = 1\n", "x = 2\n"):
