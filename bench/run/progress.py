@@ -5,7 +5,7 @@ A snapshot holds the run's own state (:meth:`~bench.run.engine.SplitTrainer.prog
 loaders' generator, every global random stream and each watching attack's state
 (:meth:`~attacks.base.CotrainAttack.progress_state`). A resumed run therefore draws and computes
 exactly what the uninterrupted run would have, and the cell's numbers are the same. A snapshot is
-keyed by the cell, the code that runs the victim and the attack, and the kind of device; one that
+keyed by the cell, the code that runs the victim and the attack, and the machine; one that
 does not load is deleted with one warning line and the run starts afresh. When the run ends, the
 cell's snapshots are deleted, those of older code too. Unlike a victim checkpoint a snapshot is
 pickled Python (the attack's networks and optimizers as objects), so it is only ever read from the
@@ -33,8 +33,9 @@ from bench.run.checkpoints import (
     source_files,
     victim_code_hash,
 )
-from bench.run.device import rng_devices
+from bench.run.device import device_provenance, rng_devices
 from bench.run.engine import SplitModel, SplitTrainer
+from bench.run.provenance import environment
 from bench.run.warn import warn
 
 if TYPE_CHECKING:
@@ -54,12 +55,21 @@ class Resumed:
 
 
 def progress_path(cell: Cell, model: SplitModel, observers: Sequence[CotrainAttack], cache_dir: Path) -> Path:
-    """``cache_dir/progress/<cell id>-<code hash>.pt`` (``-cuda`` before the suffix off the CPU): the
-    hash covers the victim's code, :data:`PROGRESS_CODE` and the files of the observers' classes."""
+    """``cache_dir/progress/<cell id>-<hash>.pt``: the hash covers the victim's code,
+    :data:`PROGRESS_CODE`, the files of the observers' classes and :func:`machine`, so a run never
+    resumes under other code or on another kind of machine (whose float results differ)."""
     files = code_files(PROGRESS_CODE) | source_files(type(observer) for observer in observers)
-    code = hashlib.sha256(f"{victim_code_hash(model, cell)}\0{code_digest(files)}".encode()).hexdigest()[:12]
-    kind = next(iter(model.parameters())).device.type
-    return Path(cache_dir) / SNAPSHOT_FOLDER / f"{cell.id}-{code}{'' if kind == 'cpu' else '-' + kind}.pt"
+    device = next(iter(model.parameters())).device
+    key = "\0".join([victim_code_hash(model, cell), code_digest(files), *machine(device)])
+    return Path(cache_dir) / SNAPSHOT_FOLDER / f"{cell.id}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"
+
+
+def machine(device: torch.device) -> list[str]:
+    """What a run's float results hang on besides the code: the library versions, the processor, the
+    torch threads and the device (a GPU's name), as the rows' provenance names them."""
+    env = environment()
+    kept = sorted(f"{k}={v}" for k, v in env.items() if k.startswith("version_") or k in ("python", "cpu", "cpu_capability"))
+    return [*kept, f"torch_threads={torch.get_num_threads()}", f"device={device_provenance(str(device))['device_name']}"]
 
 
 def _random_streams() -> dict[str, Any]:

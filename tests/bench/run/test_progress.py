@@ -146,6 +146,25 @@ def test_the_snapshot_path_follows_the_cell_and_the_attacks_code(digits, tmp_pat
     assert paths[0] != paths[1]
 
 
+def test_a_snapshot_is_not_read_on_another_kind_of_machine(digits, tmp_path, monkeypatch):
+    cell = make_cell()
+    attack, model = pre_training_attack(cell, digits), build_model(cell, digits)
+    here = progress.progress_path(cell, model, [attack], tmp_path)
+    env = progress.environment()
+    for change in ({"cpu": "another processor"}, {"version_torch": "0.0"}, {"cpu_capability": "AVX2"}):
+        monkeypatch.setattr(progress, "environment", lambda change=change: {**env, **change})
+        assert progress.progress_path(cell, model, [attack], tmp_path) != here, change
+    monkeypatch.setattr(progress, "environment", lambda: {**env, "code_version": "another commit"})
+    assert progress.progress_path(cell, model, [attack], tmp_path) == here  # the code's own files decide
+    monkeypatch.undo()
+    threads = torch.get_num_threads()
+    try:
+        torch.set_num_threads(threads + 1)
+        assert progress.progress_path(cell, model, [attack], tmp_path) != here
+    finally:
+        torch.set_num_threads(threads)
+
+
 def test_a_snapshot_that_cannot_be_written_is_one_line_and_the_run_goes_on(digits, tmp_path, capsys):
     cell = make_cell()
     straight, _ = _watched_run(cell, digits, tmp_path / "straight")
