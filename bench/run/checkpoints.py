@@ -114,15 +114,20 @@ def load_checkpoint(path: Path, model: SplitModel) -> dict[str, float] | None:
         state, metrics = saved["state"], saved["metrics"]
         if saved["checksum"] != _checkpoint_checksum(state, metrics, saved["cell"]):
             raise ValueError("checksum mismatch")
-        expected = {k: (v.shape, v.dtype) for k, v in model.state_dict().items()}
-        if {k: (v.shape, v.dtype) for k, v in state.items()} != expected:
-            raise ValueError("its tensors do not fit the model")
+        check_fits(state, model)
         model.load_state_dict(state)
     except Exception as err:  # any damage: the checkpoint is only a cache
         path.unlink(missing_ok=True)
         warn(f"checkpoint {path} is unusable ({failure_reason(err)}); deleted, the victim trains again")
         return None
     return metrics
+
+
+def check_fits(state: dict[str, Tensor], model: torch.nn.Module) -> None:
+    """Raise ``ValueError`` unless ``state`` has exactly the model's tensor names, shapes and dtypes."""
+    expected = {k: (v.shape, v.dtype) for k, v in model.state_dict().items()}
+    if {k: (v.shape, v.dtype) for k, v in state.items()} != expected:
+        raise ValueError("its tensors do not fit the model")
 
 
 def failure_reason(err: Exception) -> str:

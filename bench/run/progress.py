@@ -23,10 +23,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import torch
 
-from bench.run.cache_layout import SNAPSHOT_FOLDER
+from bench.run.cache_layout import snapshot_file, snapshot_files
 from bench.run.cell import Cell
 from bench.run.checkpoints import (
     atomic_torch_save,
+    check_fits,
     code_digest,
     code_files,
     failure_reason,
@@ -61,7 +62,7 @@ def progress_path(cell: Cell, model: SplitModel, observers: Sequence[CotrainAtta
     files = code_files(PROGRESS_CODE) | source_files(type(observer) for observer in observers)
     device = next(iter(model.parameters())).device
     key = "\0".join([victim_code_hash(model, cell), code_digest(files), *machine(device)])
-    return Path(cache_dir) / SNAPSHOT_FOLDER / f"{cell.id}-{hashlib.sha256(key.encode()).hexdigest()[:12]}.pt"
+    return snapshot_file(cache_dir, cell.id, hashlib.sha256(key.encode()).hexdigest()[:12])
 
 
 def machine(device: torch.device) -> list[str]:
@@ -118,9 +119,7 @@ def load_progress(path: Path, *, cell: Cell, trainer: SplitTrainer, generator: t
             raise ValueError(f"it belongs to cell {saved['cell']}")
         if len(saved["observers"]) != len(trainer.observers):
             raise ValueError("it was watched by another number of attacks")
-        expected = {k: (v.shape, v.dtype) for k, v in trainer.model.state_dict().items()}
-        if {k: (v.shape, v.dtype) for k, v in saved["run"]["model"].items()} != expected:
-            raise ValueError("its tensors do not fit the model")
+        check_fits(saved["run"]["model"], trainer.model)
     except Exception as err:  # noqa: BLE001 - any damage: the snapshot is only a cache
         path.unlink(missing_ok=True)
         warn(f"progress snapshot {path} is unusable ({failure_reason(err)}); deleted, the run starts from its first epoch")
@@ -133,9 +132,7 @@ def load_progress(path: Path, *, cell: Cell, trainer: SplitTrainer, generator: t
     return Resumed(epochs=trainer.epoch, loss=saved["loss"], seconds=saved["seconds"])
 
 
-def drop_progress(path: Path) -> None:
-    """Delete the snapshot at ``path`` and every other of its cell (left by a run of older code)."""
-    cell_id = path.name.split("-", 1)[0]
-    for stale in path.parent.glob(f"{cell_id}-*.pt"):
+def drop_progress(cache_dir: Path, cell: Cell) -> None:
+    """Delete every snapshot of ``cell`` in ``cache_dir``, those of older code or other machines too."""
+    for stale in snapshot_files(cache_dir, cell.id):
         stale.unlink(missing_ok=True)
-

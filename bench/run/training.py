@@ -173,7 +173,7 @@ def train_victim(
                 warn(f"checkpoint {cache_file} could not be written ({reason}); victims are not cached in "
                      f"{cache_dir} by this run (they train again next time)")
     if snapshot is not None:
-        drop_progress(snapshot)
+        drop_progress(cache_dir, cell)
     return TrainedVictim(model, metrics, client_indices, resumed=resumed)
 
 
