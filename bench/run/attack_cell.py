@@ -16,6 +16,7 @@ from bench.run.attacker_views import build_view, vanilla_refusal
 from bench.run.cell import Cell
 from bench.run.device import float32_scope
 from bench.run.divergence import flag_non_finite_output
+from bench.run.progress import RESUMED_SECONDS
 from bench.run.training import TrainedVictim, initial_model, train_victim
 
 
@@ -137,7 +138,9 @@ def run_attack_cell(
     if trained.resumed is not None:  # a watched run stopped part way: the time it ran before counts
         metrics["attack_seconds"] += trained.resumed.seconds
         metrics["resumed_at_epoch"] = float(trained.resumed.epochs)
+        metrics[RESUMED_SECONDS] = trained.resumed.seconds
         notes["resumed_at_epoch"] = "the watched run resumed from its snapshot after this many epochs (same numbers)"
+        notes[RESUMED_SECONDS] = "seconds the stopped runs spent before this one resumed; wall, attack and train seconds include them"
     metrics["diverged"] = float(output.diverged)
     if attack_cls.substitute_network is not None:  # ground truth the attack never saw: scored here
         from bench.run.transfer import substitute_transfer

@@ -19,6 +19,7 @@ from bench.run.cell import Cell
 from bench.run.device import Numerics, device_provenance, device_scope
 from bench.run.divergence import TrainingDiverged, diverged_victim_metrics
 from bench.run.grid import resolved_knobs
+from bench.run.progress import RESUMED_SECONDS
 from bench.run.provenance import environment
 from bench.run.record import FAILED, OK, CellRecord, attack_facts
 from bench.run.training import train_victim
@@ -121,21 +122,24 @@ def execute_cell(cell: Cell, ctx: RunContext) -> CellRecord:
     exception becomes a failed record carrying its traceback, a victim whose training diverged a record
     saying so (:func:`bench.run.divergence.diverged_victim_metrics`). The record names every knob the
     cell's parts read (defaults included), the attack's facts (threat model, data kinds, headline
-    metric) and where and how it computed (its torch threads among them)."""
+    metric) and where and how it computed (its torch threads among them). A cell resumed from a
+    snapshot counts the seconds its stopped runs spent in ``wall_seconds``."""
     started = time.perf_counter()
     threads = torch.get_num_threads()
     torch.set_num_threads(ctx.threads)
+    earlier = 0.0  # the seconds a resumed cell's stopped runs spent
     try:
         with device_scope(ctx.device, ctx.numerics):
             metrics, notes = run_cell(cell, ctx)
         record = CellRecord(cell, OK, metrics, notes)
+        earlier = metrics.get(RESUMED_SECONDS) or 0.0
     except TrainingDiverged as diverged:
         record = CellRecord(cell, OK, *diverged_victim_metrics(cell, diverged))
     except Exception:  # recorded, not swallowed: the traceback goes into the store
         record = CellRecord(cell, FAILED, error=traceback.format_exc())
     finally:
         torch.set_num_threads(threads)
-    record.wall_seconds = time.perf_counter() - started
+    record.wall_seconds = time.perf_counter() - started + earlier
     record.provenance = {
         **environment(), **device_provenance(ctx.device), **ctx.numerics.columns(), **weights_provenance(ctx.lpips_weights),
         "data_source": ctx.source(cell.dataset), "torch_threads": str(ctx.threads),

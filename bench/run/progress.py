@@ -44,6 +44,7 @@ if TYPE_CHECKING:
 
 # The code that runs a watched run besides the victim's (relative to the repository root).
 PROGRESS_CODE = ("attacks", "bench/run")
+RESUMED_SECONDS = "resumed_seconds"  # the metric: seconds the stopped runs of a resumed cell spent
 
 
 @dataclass(frozen=True)

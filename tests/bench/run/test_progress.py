@@ -207,6 +207,8 @@ def test_the_cell_of_a_resumed_run_records_where_it_resumed_and_the_same_scores(
     monkeypatch.undo()
     resumed, notes = run_attack_cell(cell, data=digits, profile=THREE_EPOCHS, cache_dir=tmp_path / "b", artifacts_dir=None)
     assert resumed.pop("resumed_at_epoch") == 1.0 and "resumed_at_epoch" in notes
+    earlier = resumed.pop(progress.RESUMED_SECONDS)
+    assert 0 < earlier < resumed["attack_seconds"] and progress.RESUMED_SECONDS in notes
     timed = {"train_seconds", "attack_seconds", "sdar_step_ms", "sdar_step_cpu_ms"}
     assert {k: v for k, v in resumed.items() if k not in timed} == {k: v for k, v in straight.items() if k not in timed}
     assert "resumed_at_epoch" not in straight
