@@ -33,7 +33,12 @@ BANDWIDTH_MULTIPLIERS: tuple[float, ...] = tuple(2.0**k for k in range(-3, 2))
 
 
 def squared_distances(features: Tensor) -> Tensor:
-    """Pairwise squared Euclidean distances of the rows of ``features`` ``(n, d)``, shape ``(n, n)``."""
+    """Pairwise squared Euclidean distances of the rows of ``features`` ``(n, d)``, shape ``(n, n)``.
+
+    The rows are centred first: the distances are the same, but the Gram expansion no longer cancels
+    a common offset much larger than the rows' spread (in float32 that cancellation made the
+    distances noise and the MMD estimate wrong, even below its bound ``−2M / (B − 1)``)."""
+    features = features - features.mean(0, keepdim=True)
     norms = features.pow(2).sum(1)
     gram = features @ features.T
     return (norms[:, None] + norms[None, :] - 2.0 * gram).clamp_min(0.0)

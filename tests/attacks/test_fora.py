@@ -9,7 +9,6 @@ from attacks.decoder_nets import DecoderConfig
 from attacks.fora import FORA, FORAHistory, fora_diverged, fora_divergence
 from attacks.fora_config import CONFIGS, FORAConfig
 from attacks.fora_nets import ConvCritic, Substitute, SubstituteHead, gradient_penalty
-from attacks.mmd import BANDWIDTH_MULTIPLIERS, mk_mmd
 from attacks.payload_moments import PayloadMomentTie
 from attacks.view import Capability
 from bench.profiles import get_profile
@@ -189,42 +188,6 @@ def test_rejects_bad_settings(digits):
                 {"substitute_width": 0}, {"critic_blocks": -1}, {"eval_size": 1}):
         with pytest.raises(ValueError):
             FORAConfig(**{"iterations": 1, "decoder": decoder, **bad})
-
-
-def _reference_mmd(x, y):
-    """The estimator written out with explicit loops over pairs."""
-    b, features = len(x), torch.cat([x, y])
-    n = len(features)
-    d2 = [[float(((features[i] - features[j]) ** 2).sum()) for j in range(n)] for i in range(n)]
-    base = sum(map(sum, d2)) / n**2
-
-    def k(i, j):
-        return sum(math.exp(-d2[i][j] / (2 * a * base)) for a in BANDWIDTH_MULTIPLIERS)
-
-    within = sum(k(i, j) + k(b + i, b + j) for i in range(b) for j in range(b) if i != j) / (b * (b - 1))
-    cross = sum(k(i, b + j) for i in range(b) for j in range(b)) / b**2
-    return within - 2 * cross
-
-
-def test_mmd_matches_the_double_loop_reference():
-    g = torch.Generator().manual_seed(0)
-    x = torch.randn(5, 3, generator=g, dtype=torch.float64)
-    y = torch.randn(5, 3, generator=g, dtype=torch.float64) + 0.7
-    assert float(mk_mmd(x, y)) == pytest.approx(_reference_mmd(x, y), abs=1e-12)
-
-
-def test_mmd_is_near_zero_for_one_distribution_positive_for_a_shift_and_symmetric():
-    g = torch.Generator().manual_seed(1)
-    x, y = torch.randn(64, 20, generator=g), torch.randn(64, 20, generator=g)
-    same, shifted = float(mk_mmd(x, y)), float(mk_mmd(x, y + 1.0))
-    assert abs(same) < 0.05 and shifted > 0.5 and shifted > 20 * abs(same)  # seen: -0.009 and 0.94
-    assert float(mk_mmd(y, x)) == pytest.approx(same, abs=1e-6)
-    assert float(mk_mmd(y + 1.0, x)) == pytest.approx(shifted, abs=1e-6)
-    assert float(mk_mmd(torch.ones(4, 3), torch.ones(4, 3))) == 0.0  # zero bandwidth floored, not NaN
-    with pytest.raises(ValueError, match="equal"):
-        mk_mmd(x, y[:32])
-    with pytest.raises(ValueError, match="2 samples"):
-        mk_mmd(x[:1], y[:1])
 
 
 def test_gradient_penalty_of_a_linear_critic():
