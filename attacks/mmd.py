@@ -19,8 +19,9 @@ Differences from the released code (``FORA/utils.py``, ``MultipleKernelMaximumMe
 
 * The released loss adds the constant ``2 / (B − 1)``; it changes no gradient and is left out here,
   so values here are ``2 / (B − 1)`` lower and an equal-distribution estimate centres on 0.
-* Squared distances come from the Gram matrix (``‖a‖² + ‖b‖² − 2 a·b``, clamped at 0), not from a
-  ``(2B, 2B, d)`` difference tensor: same values up to rounding, far less memory.
+* Squared distances come from the Gram matrix of the centred rows (``‖a‖² + ‖b‖² − 2 a·b``, clamped
+  at 0), not from a ``(2B, 2B, d)`` difference tensor: same values up to rounding, far less memory.
+  The centring keeps it so when the rows share an offset far above their spread.
 * If every feature is identical (mean squared distance 0) the released bandwidth is 0 and the loss
   NaN; here the bandwidth is floored at the dtype's smallest normal number and the MMD is 0.
 """
