@@ -119,13 +119,12 @@ def sdar_variant(variant: str, windows: list[tuple], truth: dict | None = None) 
 
 @contextlib.contextmanager
 def targets_kept_in(truth: dict):
-    """The bench's targets land in ``truth`` as it builds the attacker's view: their inputs in
-    ``truth["x"]``, the payloads the attacker sees of them in ``truth["payloads"]``."""
+    """The bench's targets (their inputs) land in ``truth["x"]`` as it builds the attacker's view."""
     build = attack_cell.build_view
 
     def keeping(**kwargs):
         view, targets = build(**kwargs)
-        truth["x"], truth["payloads"] = targets.x, view.targets.payloads
+        truth["x"] = targets.x
         return view, targets
 
     with mock.patch.object(attack_cell, "build_view", keeping):
