@@ -119,12 +119,13 @@ def sdar_variant(variant: str, windows: list[tuple], truth: dict | None = None) 
 
 @contextlib.contextmanager
 def targets_kept_in(truth: dict):
-    """The bench's targets (their inputs) land in ``truth["x"]`` as it builds the attacker's view."""
+    """As the bench builds the attacker's view, the targets' inputs land in ``truth["x"]`` and the
+    view itself in ``truth["view"]``."""
     build = attack_cell.build_view
 
     def keeping(**kwargs):
         view, targets = build(**kwargs)
-        truth["x"] = targets.x
+        truth["x"], truth["view"] = targets.x, view
         return view, targets
 
     with mock.patch.object(attack_cell, "build_view", keeping):

@@ -18,13 +18,11 @@ import dataclasses
 import json
 import time
 from pathlib import Path
-from unittest import mock
 
 import sdar_collapse_variants as variants
 import torch
 from stored_sdar_cells import sdar_replaced_by, stored_cells_parser, stored_sdar_cells
 
-import bench.run.attack_cell as attack_cell
 from bench.data.autodetect import resolve_datasets
 from bench.run.cell import Cell
 from bench.run.cell_runner import RunContext, run_cell
@@ -34,18 +32,12 @@ PRUNER = "defense.client_side.pruner."
 
 def client_usage(cell: Cell, context: RunContext) -> dict:
     """How the trained client prunes the targets: distinct kept sets, channels ever kept, usage shares."""
-    seen = {}
-    build = attack_cell.build_view
-
-    def keeping(**kwargs):
-        view, targets = build(**kwargs)
-        seen["payloads"] = view.targets.payloads
-        return view, targets
-
-    with mock.patch.object(attack_cell, "build_view", keeping):
+    seen: dict = {}
+    with variants.targets_kept_in(seen):
         metrics, _ = run_cell(dataclasses.replace(cell, attack="prior", attack_knobs={}), context)
-    kept = seen["payloads"].indices.long()
-    usage = torch.bincount(kept.reshape(-1)).float() / len(kept)
+    view = seen["view"]
+    kept = view.targets.payloads.indices.long()
+    usage = view.server_defense.channel_usage(view.targets.payloads)
     share = usage[usage > 0] / usage.sum()
     top = usage.sort(descending=True)
     return {"accuracy": metrics.get("accuracy"), "targets": len(kept), "kept_per_target": kept.shape[1],
@@ -83,17 +75,18 @@ def main() -> None:
     parser.add_argument("--usage-only", action="store_true")
     args = parser.parse_args()
     data_root, _ = resolve_datasets("auto", None)
+    # The SDAR reruns get no cache: a watched run with one would snapshot and resume across variants.
+    cached, uncached = RunContext(data_root=data_root, cache_dir=args.cache), RunContext(data_root=data_root)
     trajectories = {}
     for stored, cell in stored_sdar_cells(args.results, args.cells, defense="disco"):
-        print(json.dumps({"cell": cell.id, "client_usage": client_usage(cell, RunContext(data_root=data_root, cache_dir=args.cache))}),
-              flush=True)
+        print(json.dumps({"cell": cell.id, "client_usage": client_usage(cell, cached)}), flush=True)
         if args.usage_only:
             continue
         windows: list[tuple] = []
         truth: dict = {}
         started = time.perf_counter()
         with sdar_replaced_by(with_client_pruner(client_pruner(args.cache, cell), windows, truth)), variants.targets_kept_in(truth):
-            metrics, _ = run_cell(cell, RunContext(data_root=data_root))
+            metrics, _ = run_cell(cell, uncached)
         trajectories[f"{cell.id}/client-pruner"] = windows
         print(json.dumps({"cell": cell.id, "variant": "client-pruner", "stored_ssim": stored["metrics"].get("ssim"),
                           "seconds": round(time.perf_counter() - started), "best_window_ssim": max(w[7] for w in windows),

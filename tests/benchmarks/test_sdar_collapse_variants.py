@@ -30,7 +30,7 @@ def test_the_targets_reach_the_oracle_as_the_bench_builds_the_view(variants, mon
     truth: dict = {}
     with variants.targets_kept_in(truth):
         view, targets = variants.attack_cell.build_view(cell=None)
-    assert (view, targets.x, truth) == ("view", "inputs", {"x": "inputs"})
+    assert (view, targets.x, truth) == ("view", "inputs", {"x": "inputs", "view": "view"})
     assert variants.attack_cell.build_view(cell=None)[0] == "view"  # restored: nothing kept outside the block
 
 
