@@ -10,7 +10,8 @@ One table per board (profile, dataset, victim, cut and setting: rows on differen
 compete) that has rows in the group at ``--cr`` (measured bytes, so a defense a few bytes off its
 nominal CR stays in it). Rows come in the board's order (:func:`bench.site.ranking.board_position`):
 raw first, then the group, ranked rows most private first, then the unranked ones (a victim at
-chance on some cell, or no worst case).
+chance on some cell, or no worst case). A rank marked * is that of a row that did not face every
+attack which sets a worst case on its board (``flags.missing_attacks``): a lower bound on its leakage.
 """
 from __future__ import annotations
 
@@ -54,9 +55,12 @@ def _table(title: str, rows: list[tuple[dict, int | None]], metric: str) -> list
     for entry, rank in rows:
         worst = entry["worst_case"].get(metric) or {}
         is_raw = entry["defense"]["name"] == "raw"
+        rank_text = "–" if is_raw else f"{rank}" if rank else "unranked"
+        if entry["flags"]["missing_attacks"]:
+            rank_text += "*"
         lines.append(f"| {entry['label']} | {_stat(entry['accuracy'])} | {entry['bytes_per_sample']['up']['mean']:.0f} | "
                      f"{_stat(worst.get('stat'))} | {worst.get('attack') or '–'} | {len(entry['seeds'])} | "
-                     f"{'–' if is_raw else rank or 'unranked'} |")
+                     f"{rank_text} |")
     return lines + [""]
 
 

@@ -25,6 +25,7 @@ from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNST
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
 from bench.report.labels import ci_wider_than_range, privacy_direction, split_scoring
 from bench.run.record import FAILED
+from bench.site.coverage import missing_board_attacks
 from bench.site.leakage import attack_free_json, label_leakage_json
 from bench.site.paper import paper_values
 from bench.site.ranking import board_position, rank_entries
@@ -63,10 +64,17 @@ def build_entries(table: pd.DataFrame, *, records: Mapping[str, RecordFile], lev
         for key, cells in views.cells.groupby("_key", sort=False):
             entries.append(_entry(dict(zip(views.fields, key)), cells, views, records, label_defaults))
     disambiguate(entries, label_defaults)
-    rank_entries(entries)
-    for entry in entries:
-        entry["flags"] = entry_flags(entry, **entry["flags"])
+    rank_and_flag(entries)
     return sorted(entries, key=board_position)
+
+
+def rank_and_flag(entries: list[dict]) -> None:
+    """Rank the entries per board (:func:`bench.site.ranking.rank_entries`), then turn the counts in
+    each entry's ``flags`` into its flags (:func:`entry_flags`), the board's missing attacks among them."""
+    rank_entries(entries)
+    missing = missing_board_attacks(entries)
+    for entry in entries:
+        entry["flags"] = entry_flags(entry, **entry["flags"], missing_attacks=missing[id(entry)])
 
 
 def slug(text: str) -> str:
@@ -202,11 +210,12 @@ def _worst(config: dict, metric: str, row: Mapping, views: ProfileViews) -> dict
 
 
 def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_learned_cells: list, not_converged: list,
-                **_: object) -> dict:
+                missing_attacks: list, **_: object) -> dict:
     """The entry's flags: failed and diverged cells, cells whose victim did not learn, unconverged
-    attacks, a ranking worst case from a single seed or within noise of the floor, the metrics whose
-    CI is wider than their whole range, and code from a dirty working tree or of several versions
-    (:func:`bench.site.reproduce.code_flags`)."""
+    attacks, the attacks that set its board's worst cases but that it did not face on every seed
+    (:mod:`bench.site.coverage`), a ranking worst case from a single seed or within noise of the
+    floor, the metrics whose CI is wider than their whole range, and code from a dirty working tree
+    or of several versions (:func:`bench.site.reproduce.code_flags`)."""
     metric = entry["ranking"]["metric"]
     worst = entry["worst_case"].get(metric) if metric else None
     single = bool(worst and worst["stat"]["n"] == 1)
@@ -215,10 +224,10 @@ def entry_flags(entry: dict, *, failed_cells: list, diverged_cells: list, not_le
     wide = [m for m, s in shown if ci_wider_than_range(s["mean"], s["ci95"], m)]
     dirty, mixed = code_flags(entry["code_versions"])
     return {"failed_cells": failed_cells, "diverged_cells": diverged_cells, "not_learned_cells": not_learned_cells,
-            "not_converged": not_converged, "single_seed_worst_case": single, "not_above_floor": at_floor, "wide_ci": wide,
-            "dirty_code": dirty, "mixed_code_versions": mixed,
-            "flagged": bool(failed_cells or diverged_cells or not_learned_cells or not_converged or single or at_floor
-                            or wide or dirty or mixed)}
+            "not_converged": not_converged, "missing_attacks": missing_attacks, "single_seed_worst_case": single,
+            "not_above_floor": at_floor, "wide_ci": wide, "dirty_code": dirty, "mixed_code_versions": mixed,
+            "flagged": bool(failed_cells or diverged_cells or not_learned_cells or not_converged or missing_attacks
+                            or single or at_floor or wide or dirty or mixed)}
 
 
 def _floor(config: dict, views: ProfileViews) -> dict | None:

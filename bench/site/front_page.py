@@ -2,10 +2,11 @@
 
 Per dataset, on its default victim, cut and setting (the board whose rows carry no context), three
 rows: raw, LightSplit-F at CR 8, and the most private row among those that send about 8× fewer bytes
-than raw (the site's bytes group). Each row shows what one sample sends (up + down), the accuracy
-change against raw on the same board, and the worst case: the strongest attack seed by seed, then
-mean ± 95% CI over those seeds (:mod:`bench.site.worst`), read against the prior's floor. Every
-number comes from the site's entries, so the summary and the leaderboard cannot disagree.
+than raw (the site's bytes group) and faced the attacks that set the board's worst cases. Each row
+shows what one sample sends (up + down), the accuracy change against raw on the same board, and the
+worst case: the strongest attack seed by seed, then mean ± 95% CI over those seeds
+(:mod:`bench.site.worst`), read against the prior's floor. Every number comes from the site's
+entries, so the summary and the leaderboard cannot disagree.
 
     bench site $(git ls-files 'results/*/results.parquet' | xargs -n1 dirname | sed 's/^/--results /') --out site
     python -m bench.site.front_page --site site --readme results/README.md
@@ -53,11 +54,13 @@ def _is(entry: Mapping, name: str, cr: float | None = None) -> bool:
 
 def summary_rows(board: list[Mapping]) -> list[tuple[str, Mapping]]:
     """``(role, entry)``: raw, LightSplit-F at CR 8 and the most private row of the 8× bytes group,
-    among the rows whose victim learned on every seed (one at chance is private for the wrong reason)."""
+    among the rows whose victim learned on every seed (one at chance is private for the wrong reason)
+    and that faced every attack that sets a worst case on the board (one that did not may be private
+    only for want of an attack: :mod:`bench.site.coverage`)."""
     rows = [("raw", e) for e in board if _is(e, "raw")][:1]
     rows += [("the paper's defense", e) for e in board if _is(e, "lightsplit-f", GROUP_CR)][:1]
     group = [e for e in board if (e.get("bytes_group") or {}).get("group_cr") == GROUP_CR
-             and e["ranking"]["ranked"]]
+             and e["ranking"]["ranked"] and not e["flags"].get("missing_attacks")]
     if group:
         best = min(group, key=lambda e: e["ranking"]["direction"] * -e["ranking"]["value"])
         if all(best is not e for _, e in rows):
@@ -82,7 +85,8 @@ def _worst_case(entry: Mapping) -> str:
     marks = [*(["not above the floor"] if flags.get("not_above_floor") else []),
              *(["one seed"] if flags.get("single_seed_worst_case") else []),
              *(["CI wider than the range"] if metric in (flags.get("wide_ci") or []) else []),
-             *([f"victim at chance on {len(flags['not_learned_cells'])} cells"] if flags.get("not_learned_cells") else [])]
+             *([f"victim at chance on {len(flags['not_learned_cells'])} cells"] if flags.get("not_learned_cells") else []),
+             *([f"{len(flags['missing_attacks'])} of the board's winning attacks not faced"] if flags.get("missing_attacks") else [])]
     floor = (entry.get("floor") or {}).get("metrics", {}).get(metric, {}).get("mean")
     note = f" ({'; '.join(marks)})" if marks else ""
     return (f"{metric_label(metric)} {stat['mean']:.3f}{ci} (n={stat['n']}) by {ranking['attack']}"

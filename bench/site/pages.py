@@ -141,6 +141,7 @@ def flag_texts(entry: dict, defaults: dict[str, dict] | None = None) -> list[str
         texts.append(f"{len(flags['diverged_cells'])} diverged")
     if flags["not_learned_cells"]:
         texts.append(f"{len(flags['not_learned_cells'])} with the victim at chance")
+    texts += [f"not faced: {item}" for item in flags["missing_attacks"]]
     if flags["dirty_code"]:
         texts.append("code with uncommitted changes (-dirty)")
     if flags["mixed_code_versions"]:

@@ -6,7 +6,7 @@ from functools import cache
 from importlib import resources
 
 SCHEMA_FILE = "entry.schema.json"
-SCHEMA_VERSION = "3.4"
+SCHEMA_VERSION = "3.5"
 
 
 @cache

@@ -42,14 +42,17 @@ def test_raw_comes_first_then_the_cr_group_with_the_entries_numbers(site):
     assert rows[1][5] == "2"  # seeds
 
 
-@pytest.mark.parametrize(("ranked", "shown"), [(True, "1"), (False, "unranked")])
-def test_a_ranked_row_gets_its_rank_and_one_whose_victim_stayed_at_chance_none(site, tmp_path, ranked, shown):
+@pytest.mark.parametrize(("ranked", "missing", "shown"), [(True, [], "1"), (False, [], "unranked"),
+                                                         (True, ["sdar (moment_tie=1)"], "1*")])
+def test_a_ranked_row_gets_its_rank_one_whose_victim_stayed_at_chance_none_and_one_short_of_attacks_a_star(
+        site, tmp_path, ranked, missing, shown):
     copy = tmp_path / "site"
     shutil.copytree(site / "entries", copy / "entries")
     for path in (copy / "entries").glob("*.json"):
         entry = json.loads(path.read_text())
         if entry["defense"]["name"] == "lightsplit-f":
             entry["ranking"]["ranked"] = ranked
+            entry["flags"]["missing_attacks"] = missing
             path.write_text(json.dumps(entry))
     rows = _rows(_board_table().board_rows(copy, dataset="digits", profile="smoke", cr=8))
     assert [row[-1] for row in rows] == ["–", shown]

@@ -5,9 +5,9 @@ import copy
 
 import pytest
 
-from bench.site.entries import entry_flags
+from bench.site.entries import rank_and_flag
 from bench.site.pages import WIDE_CI, attack_rows, boards
-from bench.site.ranking import board_position, rank_entries
+from bench.site.ranking import board_position
 from bench.site.row_labels import LabelDefaults, board_title, defense_row_label, disambiguate, duplicate_labels, row_label
 
 DEFAULTS = LabelDefaults(victims={"mnist": ("mnistnet", "split-2")}, knobs={"lightsplit-l": {"width": 512}})
@@ -25,13 +25,17 @@ def entry(defense: str = "raw", *, bytes_: float = 4608.0, ssim: float | None = 
     setting = {**SETTING, **{k: v for k, v in changes.items() if k in SETTING}}
     knobs = {"lambda_wcc": 0.0, **{k: v for k, v in changes.items() if k not in SETTING}}
     winners = [{"seed": s, "attack": "decoder-ref", "settings": {"budget": 1.0}, "value": ssim} for s in range(seeds)]
+    faced = [] if ssim is None else [{  # the attack its worst case names, one cell a seed
+        "attack": "decoder-ref", "settings": {"budget": 1.0}, "headline_metric": "ssim", "metrics": {"ssim": stat(ssim, ci, seeds)},
+        "cells": [f"ref{s}" for s in range(seeds)], "convergence": {"verdict": "unknown", "budget": 1.0, "larger": 4.0, "seeds": []}}]
     worst = {} if ssim is None else {"ssim": {
         "attack": "decoder-ref", "settings": {"budget": 1.0}, "stat": stat(ssim, ci, seeds), "floor_metric": "ssim",
         "floor": stat(0.3), "leakage": {"gap": 0.2, "noise": 0.05, "measured": measured}, "seeds": winners}}
     made = {
         "entry_id": f"e{id(knobs)}", "profile": "cpu", "dataset": "mnist", "victim": victim, "cut": cut, "setting": setting,
         "defense": {"name": defense, "label": defense_row_label(defense, knobs, DEFAULTS), "knobs": knobs},
-        "seeds": list(range(3)), "accuracy": stat(*accuracy), "attacks": [], "worst_case": worst, "code_versions": ["0123456789ab"],
+        "seeds": list(range(3)), "accuracy": stat(*accuracy), "attacks": faced, "worst_case": worst, "code_versions": ["0123456789ab"],
+        "records": [{"cell_id": f"ref{s}", "seed": s, "status": "ok"} for s in range(seeds)],
         "bytes_per_sample": {"up": stat(bytes_), "down": stat(bytes_)},
         "flags": {"failed_cells": [], "diverged_cells": [], "not_learned_cells": [], "not_converged": []},
     }
@@ -41,9 +45,7 @@ def entry(defense: str = "raw", *, bytes_: float = 4608.0, ssim: float | None = 
 
 def ranked(*entries: dict) -> list[dict]:
     entries = [copy.deepcopy(e) for e in entries]
-    rank_entries(entries)
-    for e in entries:
-        e["flags"] = entry_flags(e, **e["flags"])
+    rank_and_flag(entries)
     return sorted(entries, key=board_position)  # as build_entries orders them
 
 
@@ -138,6 +140,24 @@ def test_a_ci_wider_than_the_metrics_range_is_flagged(accuracy, ssim_ci, wide):
                        "metrics": {"ssim": stat(0.31, ssim_ci)}, "convergence": {"verdict": "unknown", "larger": 64.0, "seeds": []}}]
     (attack_row,) = attack_rows([one], "sdar")  # an attack's own page marks it too
     assert (WIDE_CI in attack_row["headline"].text) == ("ssim" in wide)
+
+
+def test_a_row_that_never_faced_the_attack_that_wins_on_another_row_is_flagged_and_says_which():
+    """Shredder faced only the reference decoder; SDAR tied sets top-K's worst case on the same board."""
+    topk = entry("topk", cr=8.0, bytes_=576.0, ssim=0.9)
+    topk["attacks"].append({"attack": "sdar", "settings": {"budget": 16.0, "moment_tie": 1.0}, "headline_metric": "ssim",
+                            "metrics": {"ssim": stat(0.95)}, "cells": ["s0", "s1", "s2"],
+                            "convergence": {"verdict": "unknown", "budget": 16.0, "larger": 64.0, "seeds": []}})
+    topk["records"] += [{"cell_id": f"s{s}", "seed": s, "status": "ok"} for s in range(3)]
+    topk["worst_case"]["ssim"]["seeds"] = [{"seed": s, "attack": "sdar", "settings": {"budget": 16.0, "moment_tie": 1.0},
+                                            "value": 0.95} for s in range(3)]
+    shredder = entry("shredder", cr=8.0, bytes_=576.0, ssim=0.5)
+    entries = ranked(topk, shredder)
+    flags = {e["defense"]["name"]: e["flags"] for e in entries}
+    assert flags["shredder"]["missing_attacks"] == ["sdar (moment_tie=1)"] and flags["shredder"]["flagged"]
+    assert flags["topk"]["missing_attacks"] == []  # it faced the reference decoder, which wins on Shredder
+    (rows,) = board_rows(entries).values()
+    assert "not faced: sdar (moment_tie=1)" in next(r for r in rows if r["defense"].text.startswith("Shredder"))["flags"].text
 
 
 def test_the_worst_attack_says_on_how_many_seeds_it_was_the_strongest():

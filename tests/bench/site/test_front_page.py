@@ -5,7 +5,7 @@ from bench.site.row_labels import LabelDefaults
 
 
 def entry(defense, *, cr=None, ssim=None, accuracy=0.9, group=None, victim="mnistnet", clients=1, lambda_wcc=0.0,
-          not_above_floor=False, n=3, not_learned=()):
+          not_above_floor=False, n=3, not_learned=(), missing=()):
     knobs = {"lambda_wcc": lambda_wcc, **({"cr": cr} if cr else {})}
     return {
         "profile": "cpu", "dataset": "mnist", "victim": victim, "cut": "split-2",
@@ -16,7 +16,7 @@ def entry(defense, *, cr=None, ssim=None, accuracy=0.9, group=None, victim="mnis
                     "value": ssim, "attack": "sdar" if ssim is not None else None, "n": n,
                     "ranked": ssim is not None and not not_learned},
         "worst_case": {"ssim": {"stat": {"mean": ssim, "ci95": 0.01, "n": n}}} if ssim is not None else {},
-        "flags": {"not_above_floor": not_above_floor, "not_learned_cells": list(not_learned)},
+        "flags": {"not_above_floor": not_above_floor, "not_learned_cells": list(not_learned), "missing_attacks": list(missing)},
         "floor": {"metrics": {"ssim": {"mean": 0.119}}},
     }
 
@@ -42,6 +42,15 @@ def test_a_row_whose_victim_is_at_chance_is_never_the_most_private():
     assert summary_rows([raw, lsf, at_chance, topk])[-1] == ("most private at ~8× bytes", topk)
     text = front_page([raw, entry("lightsplit-f", cr=8, ssim=0.5, not_learned=["c1", "c2"])], DEFAULTS)
     assert "victim at chance on 2 cells" in text.splitlines()[3]
+
+
+def test_a_row_that_did_not_face_the_boards_winning_attacks_is_never_the_most_private():
+    raw, lsf = entry("raw", ssim=0.95, accuracy=0.97), entry("lightsplit-f", cr=8, ssim=0.90, accuracy=0.93)
+    unattacked = entry("shredder", cr=8, ssim=0.30, missing=["sdar (moment_tie=1)"])
+    topk = entry("topk", cr=8, ssim=0.80)
+    assert summary_rows([raw, lsf, unattacked, topk])[-1] == ("most private at ~8× bytes", topk)
+    text = front_page([raw, entry("lightsplit-f", cr=8, ssim=0.5, missing=["sdar (moment_tie=1)"])], DEFAULTS)
+    assert "1 of the board's winning attacks not faced" in text.splitlines()[3]
 
 
 def test_the_papers_defense_as_the_most_private_is_named_once():

@@ -90,11 +90,13 @@ def test_dirty_and_mixed_code_versions_are_flagged():
     assert code_flags(["2c441fc6e987", "b6e241f00000"]) == (False, True)
     entry = {"ranking": {"metric": None}, "worst_case": {}, "accuracy": {"mean": 0.9, "ci95": 0.01},
              "code_versions": ["2c441fc6e987", "b6e241f00000-dirty"], "attacks": []}
-    entry["flags"] = entry_flags(entry, failed_cells=[], diverged_cells=[], not_learned_cells=[], not_converged=[])
+    entry["flags"] = entry_flags(entry, failed_cells=[], diverged_cells=[], not_learned_cells=[], not_converged=[],
+                                 missing_attacks=[])
     assert entry["flags"]["dirty_code"] and entry["flags"]["mixed_code_versions"] and entry["flags"]["flagged"]
     assert flag_texts(entry) == ["code with uncommitted changes (-dirty)", "2 code versions"]
     entry["code_versions"] = ["2c441fc6e987"]
-    entry["flags"] = entry_flags(entry, failed_cells=[], diverged_cells=[], not_learned_cells=[], not_converged=[])
+    entry["flags"] = entry_flags(entry, failed_cells=[], diverged_cells=[], not_learned_cells=[], not_converged=[],
+                                 missing_attacks=[])
     assert not entry["flags"]["flagged"] and flag_texts(entry) == []
 
 
