@@ -150,6 +150,19 @@ def defense_info(name: str) -> DefenseInfo:
                        parts=[(part, describe_docstring(inspect.getdoc(cls), known)) for part, cls in parts], knobs=knobs)
 
 
+def knob_defaults(knobs) -> dict[str, object]:
+    """``{name: default}`` of the knobs that have one."""
+    return {k.name: k.default for k in knobs if not k.required}
+
+
+@cache
+def attack_knob_defaults(name: str) -> dict[str, object]:
+    """The registered attack ``name``'s knob defaults (empty for an attack this installation lacks)."""
+    from attacks import ATTACKS
+
+    return knob_defaults(ATTACKS.get(name).knobs) if name in ATTACKS else {}
+
+
 def attack_info(name: str, *, profiles: list[str], recorded_headline: str = "") -> AttackInfo:
     """The registered attack ``name``: docstring fields, threat model, requirements, knobs, headline
     metric and its configuration under each of ``profiles`` (its class's ``configs``). An attack this
@@ -165,5 +178,5 @@ def attack_info(name: str, *, profiles: list[str], recorded_headline: str = "") 
         threat_model=cls.threat_model.value, requires=sorted(c.value for c in cls.requires), kinds=list(cls.kinds),
         scorings=[s.name.lower() for s in cls.scorings], knobs=_knobs(cls.knobs), headline_metric=cls.headline_metric,
         configs={p: dataclasses.asdict(cls.configs[p]) for p in profiles if p in cls.configs},
-        defaults={k.name: k.default for k in cls.knobs if not k.required},
+        defaults=knob_defaults(cls.knobs),
     )

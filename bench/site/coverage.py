@@ -1,10 +1,11 @@
 """Whether each row of a board faced the attacks that set its board's worst cases.
 
 A row's worst case is the strongest attack it faced, seed by seed. A row that never faced an attack
-which wins on some seed of another row of the same board (:func:`bench.site.row_labels.board_key`)
+which wins on some seed of another ranked row of the same board (:func:`bench.site.row_labels.board_key`)
 may rank above rows that did for that reason alone: its worst case is a lower bound. An attack is
-its name and settings, budget left out (the convergence study's budgets are one attacker); a row
-faced it on a seed where it has a cell of that attack that did not fail. The leaderboard flags such
+its name and its settings off their registered defaults, budget left out (the convergence study's
+budgets are one attacker, and a record made before a knob existed, which lacks it, ran at its
+default); a row faced it on a seed where it has a cell of that attack that did not fail. The leaderboard flags such
 rows (``flags.missing_attacks``) and the front page does not choose one as the most private.
 """
 from __future__ import annotations
@@ -12,26 +13,32 @@ from __future__ import annotations
 from collections.abc import Mapping
 
 from bench.run.record import FAILED
+from bench.site.catalog import attack_knob_defaults
 from bench.site.row_labels import by_board, knob_text
 
-Attacker = tuple[str, tuple]  # (attack, sorted (setting, value) pairs without the budget)
+Attacker = tuple[str, tuple]  # (attack, sorted (setting, value) pairs off their defaults, budget aside)
 
 
 def attacker(attack: str, settings: Mapping) -> Attacker:
-    """An attack as the coverage check tells attacks apart: its name and every setting but the budget."""
-    return attack, tuple(sorted((k, v) for k, v in settings.items() if k != "budget"))
+    """An attack as the coverage check tells attacks apart: its name and every setting but the budget
+    that is off the attack's registered default."""
+    defaults = attack_knob_defaults(attack)
+    return attack, tuple(sorted((k, v) for k, v in settings.items()
+                                if k != "budget" and not (k in defaults and defaults[k] == v)))
 
 
 def attacker_label(item: Attacker) -> str:
-    """``sdar (lambda1_scale=1, moment_tie=0)``."""
+    """``sdar (moment_tie=1)``."""
     attack, settings = item
     text = ", ".join(f"{k}={knob_text(v)}" for k, v in settings)
     return f"{attack} ({text})" if text else attack
 
 
 def board_winners(board: list[Mapping], metric: str) -> set[Attacker]:
-    """Every attack that is the strongest on some seed of some row of ``board`` on ``metric``."""
-    return {attacker(s["attack"], s["settings"]) for e in board for s in (e["worst_case"].get(metric) or {}).get("seeds", [])}
+    """Every attack that is the strongest on some seed of some ranked row of ``board`` on ``metric``
+    (an unranked row's victim is at chance: its attacks all read the floor, and which wins says nothing)."""
+    return {attacker(s["attack"], s["settings"]) for e in board if e["ranking"]["ranked"]
+            for s in (e["worst_case"].get(metric) or {}).get("seeds", [])}
 
 
 def faced_seeds(entry: Mapping, metric: str) -> dict[Attacker, set[int]]:

@@ -48,7 +48,9 @@ def test_a_row_that_did_not_face_the_boards_winning_attacks_is_never_the_most_pr
     raw, lsf = entry("raw", ssim=0.95, accuracy=0.97), entry("lightsplit-f", cr=8, ssim=0.90, accuracy=0.93)
     unattacked = entry("shredder", cr=8, ssim=0.30, missing=["sdar (moment_tie=1)"])
     topk = entry("topk", cr=8, ssim=0.80)
-    assert summary_rows([raw, lsf, unattacked, topk])[-1] == ("most private at ~8× bytes", topk)
+    less_private = entry("nopeek", cr=8, ssim=0.95, missing=["sdar"])
+    assert summary_rows([raw, lsf, unattacked, less_private, topk])[-1] == (
+        "most private at ~8× bytes (1 more private row did not face every winning attack)", topk)
     text = front_page([raw, entry("lightsplit-f", cr=8, ssim=0.5, missing=["sdar (moment_tie=1)"])], DEFAULTS)
     assert "1 of the board's winning attacks not faced" in text.splitlines()[3]
 
