@@ -5,8 +5,9 @@ which wins on some seed of another ranked row of the same board (:func:`bench.si
 may rank above rows that did for that reason alone: its worst case is a lower bound. An attack is
 its name and its settings off their registered defaults, budget left out (the convergence study's
 budgets are one attacker, and a record made before a knob existed, which lacks it, ran at its
-default); a row faced it on a seed where it has a cell of that attack that did not fail. The leaderboard flags such
-rows (``flags.missing_attacks``) and the front page does not choose one as the most private.
+default); a row faced it on a seed where it has a cell of that attack that did not fail. The
+leaderboard flags such rows (``flags.missing_attacks``) and the front page does not choose one as
+the most private.
 """
 from __future__ import annotations
 
