@@ -29,7 +29,8 @@ def attacker(attack: str, settings: Mapping) -> Attacker:
 
 
 def attacker_label(item: Attacker) -> str:
-    """``sdar (moment_tie=1)``."""
+    """``sdar (moment_tie=1)``: an attack and the (setting, value) pairs given (the entries' flags
+    label their attacks with it, all settings or only those off their defaults)."""
     attack, settings = item
     text = ", ".join(f"{k}={knob_text(v)}" for k, v in settings)
     return f"{attack} ({text})" if text else attack

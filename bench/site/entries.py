@@ -25,7 +25,7 @@ from bench.report.convergence import BUDGET_FACTOR, NOT_CONVERGED, UNKNOWN, UNST
 from bench.report.floor import PRIOR, floor_metric, leakage_gap
 from bench.report.labels import ci_wider_than_range, privacy_direction, split_scoring
 from bench.run.record import FAILED
-from bench.site.coverage import missing_board_attacks
+from bench.site.coverage import attacker_label, missing_board_attacks
 from bench.site.leakage import attack_free_json, label_leakage_json
 from bench.site.paper import paper_values
 from bench.site.ranking import board_position, rank_entries
@@ -99,7 +99,7 @@ def _entry(config: dict, cells: pd.DataFrame, views: ProfileViews, records: Mapp
     diverged = sorted(set(cells["cell_id"]) & views.diverged)
     not_learned = sorted(set(cells["cell_id"]) & views.not_learned)
     # A budget below the profile's (a convergence study's ×¼) is short by design: not flagged.
-    not_converged = [_attack_label(a) for a in attacks
+    not_converged = [attacker_label((a["attack"], tuple(sorted(a["settings"].items())))) for a in attacks
                      if a["convergence"]["verdict"] in FLAGGED_VERDICTS and a["convergence"]["budget"] >= 1.0]
     digest = hashlib.sha256(json.dumps(config, sort_keys=True, default=str).encode()).hexdigest()[:8]
     knob_slug = "-".join(f"{k}{knob_text(v)}" for k, v in sorted(knobs.items()) if not (k == "lambda_wcc" and v == 0))
@@ -150,11 +150,6 @@ def dp_json(values: Mapping[str, list[float]]) -> dict:
 
     return {"epsilon_total": largest("dp_epsilon_total"), "epsilon_per_release": largest("dp_epsilon_per_release"),
             "delta": largest("dp_delta"), "accountant": ACCOUNTANT}
-
-
-def _attack_label(item: dict) -> str:
-    settings = ", ".join(f"{k}={knob_text(v)}" for k, v in sorted(item["settings"].items()))
-    return f"{item['attack']} ({settings})" if settings else item["attack"]
 
 
 def _record(row: Mapping, file: RecordFile) -> dict:
