@@ -8,7 +8,7 @@ its simulator's maps, each as its excess over its floor (``sdar_image_mmd_floor`
 unbiased, so a floor can sit at or under 0 and a ratio to it would mean nothing), and
 the payload critic's loss over the last window. It prints each one's Spearman correlation with SSIM
 (over all defenses, then raw only) and the raw cells sorted by the image signal. Cells stored in more
-than one folder count once (by cell id, the first folder given wins).
+than one folder count once, from the record the newest code wrote (``bench report``'s rule).
 
 Then, where one victim was attacked by more than one SDAR variant (the same defense, CR, seed, budget
 and victim accuracy, other ``moment_tie`` or ``lambda1_scale``), how much SSIM each way of choosing a
@@ -26,7 +26,7 @@ from pathlib import Path
 import pandas as pd
 from scipy import stats
 
-from bench.cli.report import load_results
+from bench.cli.report import load_folders
 
 SIGNALS = {"image MK-MMD - floor": ("sdar_image_mmd", "sdar_image_mmd_floor"),
            "payload MK-MMD - floor": ("sdar_payload_mmd", "sdar_payload_mmd_floor"),
@@ -35,8 +35,7 @@ SIGNALS = {"image MK-MMD - floor": ("sdar_image_mmd", "sdar_image_mmd_floor"),
 
 def sdar_cells(folders: list[Path], dataset: str) -> pd.DataFrame:
     """One row per stored SDAR cell of ``dataset`` (ok status): its configuration, SSIM and the signals."""
-    tables = [load_results(f) for f in folders]
-    table = pd.concat(tables, ignore_index=True)
+    table = load_folders(folders)
     table = table[(table["attack"] == "sdar") & (table["dataset"] == dataset) & (table["status"] == "ok")]
     wide = table.pivot_table(index="cell_id", columns="metric", values="value", aggfunc="first", sort=False)
     knobs = ["cr", "attack_moment_tie", "attack_lambda1_scale"]

@@ -48,6 +48,18 @@ def load_results(results: Path) -> pd.DataFrame:
                              param_hint="--results")
 
 
+def load_folders(folders: tuple[Path, ...] | list[Path]) -> pd.DataFrame:
+    """Several results folders' tables as one, each cell's rows from one record: the newest code's
+    (:func:`bench.report.combine.combine_tables`).
+
+    Raises:
+        click.BadParameter: a folder holds no stored results.
+    """
+    from bench.report.combine import combine_tables
+
+    return combine_tables([(Path(f).as_posix(), load_results(Path(f))) for f in folders])[0]
+
+
 def _one_profile(table: pd.DataFrame, profile: str | None) -> pd.DataFrame:
     from bench.report.aggregate import select_profile  # scipy loads only when a report runs
 
@@ -112,7 +124,8 @@ def _no_data(table: pd.DataFrame, results: tuple[Path, ...]) -> str:
 @click.command("report")
 @click.option("--results", required=True, multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="Results folder (results.parquet, results.csv or cells/); repeat it to report several together.")
+              help="Results folder (results.parquet, results.csv or cells/); repeat it to report several together "
+                   "(a cell stored in several is read from the record the newest code wrote).")
 @click.option("--table", "tables", default=None,
               help="Comma list of tables (II, III, V, ...; LABELS, LEAKAGE, LEAKAGE-RANK: label leakage, the attack-free "
                    "measures and their rank correlation with the worst case; DEMO: make demo's summary, only when named); "
@@ -136,10 +149,7 @@ def report_command(results: tuple[Path, ...], tables: str | None, fmt: str, out:
 
     specs = {**TABLES, **EXTRA_TABLES}
     names = _names(tables, tuple(specs), "--table")
-    import pandas as pd
-
-    stored = pd.concat([load_results(r) for r in results], ignore_index=True)
-    table = _one_profile(stored.drop_duplicates(["cell_id", "metric"]), profile)
+    table = _one_profile(load_folders(results), profile)
     require_attack_cells_at(table, attack_budget, results)
     built = [build_table(table, specs[name], profile, attack_budget=attack_budget) for name in (names or TABLES)]
     if names is None:

@@ -19,7 +19,7 @@ from bench.cli.common import plugin_option
 @plugin_option
 @click.option("--results", "results_dirs", required=True, multiple=True,
               type=click.Path(exists=True, file_okay=False, path_type=Path),
-              help="A results folder (repeatable; a cell stored in several is read from the first).")
+              help="A results folder (repeatable; a cell stored in several is read from the record the newest code wrote).")
 @click.option("--out", required=True, type=click.Path(path_type=Path),
               help="The site's folder (created; a site already there is replaced).")
 def site_command(results_dirs: tuple[Path, ...], out: Path) -> None:
@@ -27,8 +27,9 @@ def site_command(results_dirs: tuple[Path, ...], out: Path) -> None:
     one leaderboard per (profile, dataset, victim and cut, setting) ranked by worst-case leakage, a
     page per defense, per attack and per entry, and one JSON entry per row under OUT/entries/."""
     from bench.cli.report import load_results
+    from bench.report.combine import combine_tables
     from bench.site.build import SiteOutError, build_site, check_out
-    from bench.site.records import MissingRecordError, combine_tables
+    from bench.site.records import MissingRecordError
     from bench.site.row_labels import board_key
 
     started = time.perf_counter()

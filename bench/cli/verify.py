@@ -14,7 +14,8 @@ DEFAULT_ENTRIES = "site/entries"  # where `bench site --out site` writes them
 
 @click.command("verify")
 @click.option("--results", "results_dirs", required=True, multiple=True, type=click.Path(file_okay=False),
-              help="A results folder (repeatable: the folders' cells are checked together).")
+              help="A results folder (repeatable: the folders' cells are checked together; a cell stored in several "
+                   "is read from the record the newest code wrote).")
 @click.option("--profile", default=None, help="Profile to check (default: the only one stored).")
 @click.option("--integrity", is_flag=True,
               help="Check every record against its checksum instead (exit 1 if one was changed after it was written), "
@@ -47,14 +48,11 @@ def verify_command(results_dirs: tuple[str, ...], profile: str | None, integrity
         if not (records_ok and entries_ok):
             sys.exit(1)
         return
-    import pandas as pd
-
-    from bench.cli.report import load_results, require_attack_cells_at
+    from bench.cli.report import load_folders, require_attack_cells_at
     from bench.report.budgets import describe
     from bench.report.claims import VERDICTS, verify
 
-    tables = [load_results(Path(d)) for d in results_dirs]
-    table = pd.concat([t for t in tables if not t.empty], ignore_index=True) if any(not t.empty for t in tables) else tables[0]
+    table = load_folders([Path(d) for d in results_dirs])
     if table.empty:
         raise click.UsageError(f"no stored results under {', '.join(results_dirs)}")
     profiles = sorted(table["profile"].dropna().unique())

@@ -5,12 +5,9 @@ import hashlib
 import json
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from bench.run.record import CHECKSUM
 
-if TYPE_CHECKING:
-    import pandas as pd
 
 class MissingRecordError(ValueError):
     """A cell in a results folder's table whose record file is not stored (one-line message)."""
@@ -79,26 +76,3 @@ def record_files(cells: dict[str, str]) -> dict[str, RecordFile]:
         MissingRecordError: a cell's record is missing or unreadable.
     """
     return {cell_id: read_record_file(results=results, cell_id=cell_id) for cell_id, results in sorted(cells.items())}
-
-
-def combine_tables(tables: list[tuple[str, pd.DataFrame]]) -> tuple[pd.DataFrame, dict[str, str]]:
-    """One table from several results folders' tables, and the folder each cell was taken from.
-
-    A cell stored in several folders (a reused baseline) is taken from the first folder that holds it,
-    as ``bench report`` takes it.
-
-    Args:
-        tables: ``(results folder as given, its tidy table)`` in the order given.
-
-    Returns:
-        The combined table and ``{cell_id: results folder}``.
-    """
-    import pandas as pd
-
-    source: dict[str, str] = {}
-    parts = []
-    for results, table in tables:
-        fresh = table[~table["cell_id"].isin(source)]
-        source.update(dict.fromkeys(fresh["cell_id"].unique(), results))
-        parts.append(fresh)
-    return pd.concat(parts, ignore_index=True) if parts else pd.DataFrame(), source

@@ -15,8 +15,8 @@ import pytest
 
 from bench.cli import main
 from bench.cli.report import load_results
+from bench.report.combine import combine_tables
 from bench.site.build import build_site
-from bench.site.records import combine_tables
 from tests.bench.site.cdp import Browser, CDPError, find_browser
 
 REPO = Path(__file__).resolve().parents[3]

@@ -12,9 +12,10 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from bench.cli.report import load_results
+from bench.report.combine import combine_tables
 from bench.run.record import content_checksum
 from bench.site.entries import build_entries
-from bench.site.records import MissingRecordError, combine_tables, record_files
+from bench.site.records import MissingRecordError, record_files
 from bench.site.schema import SCHEMA_VERSION, entry_schema, schema_problems
 
 REPO = Path(__file__).resolve().parents[3]

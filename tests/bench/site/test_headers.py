@@ -63,9 +63,10 @@ def test_accuracy_is_shown_as_its_delta_against_the_matched_raw_victim(site):
 
 def test_dp_rows_show_epsilon_delta_and_the_accountant_from_the_committed_records():
     from bench.cli.report import load_results
+    from bench.report.combine import combine_tables
     from bench.site.entries import build_entries
     from bench.site.pages import boards
-    from bench.site.records import combine_tables, record_files
+    from bench.site.records import record_files
 
     folder = "results/issue12-reproduction"
     table, sources = combine_tables([(folder, load_results(REPO / folder))])
