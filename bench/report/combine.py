@@ -8,9 +8,9 @@ fixed attack's rerun replaces its older result wherever it is read, whatever ord
 given in.
 
 "Newest" is the commit order of the git history that holds the folders (``git rev-list --topo-order
-HEAD``); a ``-dirty`` record counts as newer than its clean commit. Records whose code is not in that
-history (no git, a shallow clone, a commit from elsewhere), and records of the same code, keep the
-order the folders were given in.
+HEAD``); a ``-dirty`` record counts as newer than its clean commit. A record whose code is not in
+that history (no git, a shallow clone, a commit from elsewhere) counts as older than every record whose
+code is; records of the same code, or all of unknown code, keep the order the folders were given in.
 """
 from __future__ import annotations
 
