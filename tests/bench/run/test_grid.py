@@ -51,8 +51,8 @@ def test_the_measured_budget_is_the_budget_tables_and_names_the_same_cells():
 
 
 def test_an_attack_with_no_measured_budget_on_the_setting_is_refused_in_one_line():
-    with pytest.raises(GridError, match=r"^attack 'decoder-z' has no measured budget on cpu mnist mnistnet/split-2 "
-                                        r"\(its budget table has: cpu cifar10-jpeg simplecnn/l2h\)"):
-        _attacked(("decoder-z",), ("measured",))
+    with pytest.raises(GridError, match=r"^attack 'decoder-z' has no measured budget on paper mnist mnistnet/split-2 "
+                                        r"\(its budget table has: cpu cifar10-jpeg simplecnn/l2h; cpu mnist mnistnet/split-2\)"):
+        _attacked(("decoder-z",), ("measured",), profile="paper")
     with pytest.raises(GridError, match="attack 'sdar' has no measured budget on smoke mnist"):
         _attacked(("sdar",), ("measured",), profile="smoke")
