@@ -8,9 +8,11 @@ fixed attack's rerun replaces its older result wherever it is read, whatever ord
 given in.
 
 "Newest" is the commit order of the git history that holds the folders (``git rev-list --topo-order
-HEAD``); a ``-dirty`` record counts as newer than its clean commit. A record whose code is not in
-that history (no git, a shallow clone, a commit from elsewhere) counts as older than every record whose
-code is; records of the same code, or all of unknown code, keep the order the folders were given in.
+HEAD``), the commit read from each record's code version as
+:func:`bench.run.git_describe.described_commit` reads it; a ``-dirty`` record counts as newer than its
+clean commit. A record whose code is not in that history (no git, a shallow clone, a commit from
+elsewhere) counts as older than every record whose code is; records of the same code, or all of
+unknown code, keep the order the folders were given in.
 """
 from __future__ import annotations
 
@@ -20,10 +22,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from bench.run.git_describe import described_commit
+
 if TYPE_CHECKING:
     import pandas as pd
-
-DIRTY = "-dirty"
 
 
 def code_recency(folders: Iterable[Path | str]) -> dict[str, int]:
@@ -36,14 +38,12 @@ def code_recency(folders: Iterable[Path | str]) -> dict[str, int]:
     seen: set[str] = set()
     for folder in folders:
         try:
-            top = subprocess.run(["git", "-C", str(folder), "rev-parse", "--show-toplevel"], capture_output=True,
-                                 text=True, check=True).stdout.strip()
+            top = _git(folder, "rev-parse", "--show-toplevel").strip()
             if top in seen:
                 continue
             seen.add(top)
-            commits = subprocess.run(["git", "-C", top, "rev-list", "--topo-order", "HEAD"], capture_output=True,
-                                     text=True, check=True).stdout.split()
-        except (OSError, subprocess.CalledProcessError):
+            commits = _git(top, "rev-list", "--topo-order", "HEAD").split()
+        except (OSError, subprocess.SubprocessError):
             continue
         for age, commit in enumerate(commits):
             for length in range(7, len(commit) + 1):
@@ -51,15 +51,18 @@ def code_recency(folders: Iterable[Path | str]) -> dict[str, int]:
     return ages
 
 
+def _git(folder: Path | str, *args: str) -> str:
+    return subprocess.run(["git", "-C", str(folder), *args], capture_output=True, text=True, timeout=60,
+                          check=True).stdout
+
+
 def record_age(code_version: object, recency: Mapping[str, int]) -> float:
     """How old the code that wrote a record is (smaller is newer); infinite where it is not known."""
-    if not isinstance(code_version, str):
-        return math.inf
-    base = code_version.removesuffix(DIRTY)
-    age = recency.get(base)
+    described = described_commit(code_version) if isinstance(code_version, str) else None
+    age = recency.get(described[0]) if described else None
     if age is None:
         return math.inf
-    return age - 0.5 if code_version.endswith(DIRTY) else float(age)
+    return age - 0.5 if described[1] else float(age)
 
 
 def combine_tables(tables: list[tuple[str, pd.DataFrame]], *,

@@ -15,13 +15,11 @@ from pathlib import Path
 
 import torch
 
+from bench.run.git_describe import describe
+
 LIBRARIES = (
     "torch", "torchvision", "numpy", "pandas", "scikit-learn", "piq", "lpips", "transformers", "tokenizers", "splitbench",
 )
-
-
-# What a grid writes (cells, tables, figures): a tree whose only changes lie here runs committed code.
-OUTPUTS = "results"
 
 
 @functools.cache
@@ -33,23 +31,6 @@ def code_version() -> str:
         return describe(Path(__file__).resolve().parents[2])
     except (OSError, subprocess.SubprocessError):
         return os.environ.get("BENCH_CODE_VERSION") or f"splitbench-{_version('splitbench')}"
-
-
-def describe(root: Path) -> str:
-    """``git describe`` of the tree at ``root``, ``-dirty`` when a tracked file outside
-    :data:`OUTPUTS` has uncommitted changes (a grid's own writes, such as its folder's collected
-    table, leave the code it ran as committed).
-
-    Raises:
-        subprocess.SubprocessError: ``root`` is not in a git work tree, or git failed.
-    """
-    def git(*args: str) -> str:
-        return subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, timeout=10,
-                              check=True).stdout.strip()
-
-    head = git("describe", "--always", "--abbrev=12")
-    changed = git("status", "--porcelain", "--untracked-files=no", "--", ".", f":(exclude){OUTPUTS}")
-    return f"{head}-dirty" if changed else head
 
 
 def _version(package: str) -> str:

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from bench.cli import main
 from bench.report.combine import code_recency, combine_tables, record_age
+from bench.run.git_describe import describe
 
 RECENCY = {"aaaaaaaaaaaa": 2, "bbbbbbbbbbbb": 1, "cccccccccccc": 0}  # c is the newest
 
@@ -89,6 +90,22 @@ def test_code_recency_reads_the_history_holding_the_folders(repo, tmp_path_facto
     recency = code_recency([root / "results"])
     assert recency[newer[:12]] == 0 and recency[older[:12]] == 1 and recency[older[:7]] == 1
     assert code_recency([tmp_path_factory.mktemp("outside-any-history")]) == {}
+
+
+@pytest.mark.parametrize("version", ["splitbench-0.1.0", "v1.0", "v1.0-dirty"])
+def test_a_version_that_names_no_commit_is_unknown(version):
+    assert record_age(version, RECENCY) == math.inf
+
+
+def test_the_code_version_provenance_writes_is_read_with_or_without_a_tag(repo):
+    root, older, newer = repo
+    recency = code_recency([root])
+    assert record_age(describe(root), recency) == 0  # a bare hash
+    git(root, "tag", "-a", "v1.0", "-m", "release", older)  # annotated: what `git describe` reads
+    tagged = describe(root)
+    assert tagged.startswith("v1.0-1-g")
+    assert record_age(tagged, recency) == 0 and record_age(tagged + "-dirty", recency) == -0.5
+    assert record_age(older[:12], recency) == 1
 
 
 def test_bench_report_reads_the_newest_record_whatever_the_order(repo, tidy):

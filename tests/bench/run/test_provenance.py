@@ -2,7 +2,8 @@ import subprocess
 
 import pytest
 
-from bench.run.provenance import describe, environment
+from bench.run.git_describe import describe
+from bench.run.provenance import environment
 from bench.run.table import NOT_FACTORS
 
 
