@@ -205,7 +205,7 @@ def fig6_grids(table: pd.DataFrame, results_dir: Path, out_dir: Path, *, attacks
         fig, axes = plt.subplots(len(images), 1, figsize=(7, max(1.2, 7 * aspect) * len(images) + 0.5), squeeze=False, layout="constrained")
         titles = _panel_titles(mine)
         for ax, image, (index, row) in zip(axes[:, 0], images, mine.iterrows()):
-            ax.imshow(image)
+            ax.imshow(image, cmap="gray", vmin=0.0, vmax=1.0) if image.ndim == 2 else ax.imshow(image)  # grey grids: one channel
             ax.set_axis_off()
             knobs = [factor_value("cr", row["cr"]), f"λ={row['lambda_wcc']:g}" if row["lambda_wcc"] else "",
                      f"[{titles[index]}]" if titles[index] else ""]

@@ -17,9 +17,14 @@ def save_reconstruction_grid(path: Path, truth: Tensor, recon: Tensor, *, n: int
     fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.stem}.", suffix=".png")
     os.close(fd)
     try:
-        from torchvision.utils import save_image  # imported here: torchvision is slow to import
+        from PIL import Image
+        from torchvision.utils import make_grid  # imported here: torchvision is slow to import
 
-        save_image(grid, tmp, nrow=n, padding=2, pad_value=1.0)
+        pixels = make_grid(grid, nrow=n, padding=2, pad_value=1.0).mul(255).add_(0.5).clamp_(0, 255)
+        pixels = pixels.permute(1, 2, 0).to("cpu", torch.uint8).numpy()
+        # make_grid repeats a single channel three times; a grey grid is stored as one (a third the bytes,
+        # which the device's 64 MiB tree limit counts)
+        Image.fromarray(pixels[..., 0] if truth.shape[1] == 1 else pixels).save(tmp, format="PNG", optimize=True)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)

@@ -88,3 +88,15 @@ def test_the_default_attack_is_the_one_that_leaks_most_on_raw():
     assert pick_attack(table, "mse") == "strong"  # lower MSE leaks more
     assert pick_attack(table, "ssim", "weak") == "weak"  # an explicit choice stands
     assert pick_attack(table, "lpips") is None
+
+
+def test_fig6_draws_a_one_channel_grid_in_grey(tidy, tmp_path):
+    """Grey grids are stored in one channel; the figure must not paint them in a colour map."""
+    from PIL import Image
+
+    root = tmp_path / "grey"
+    (root / "grids").mkdir(parents=True)
+    for cell_id in tidy["cell_id"].unique():
+        Image.fromarray((np.random.default_rng(0).random((20, 38)) * 255).astype(np.uint8)).save(root / "grids" / f"{cell_id}.png")
+    drawn = np.asarray(Image.open(figures.fig6_grids(tidy, root, tmp_path / "out", attacks=["decoder-ref"])[0]).convert("RGB")).astype(int)
+    assert (drawn[..., 0] == drawn[..., 1]).all() and (drawn[..., 1] == drawn[..., 2]).all()
